@@ -1,0 +1,90 @@
+"""The error hierarchy: every error singletable raises derives from `SingleTableError`.
+
+Errors are raised as early as possible (class definition for modelling mistakes, request
+building for bad values) and their messages name the entity, field, template or limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SingleTableError(Exception):
+    """Base class of every error raised by singletable."""
+
+
+class ModelDefinitionError(SingleTableError, TypeError):
+    """A table, index or entity declaration is wrong; raised when the class is created."""
+
+
+class KeyEncodeError(SingleTableError, ValueError):
+    """A value cannot be written into a key (wrong type, out of range, unsupported)."""
+
+
+class KeyDecodeError(SingleTableError, ValueError):
+    """A stored key string does not match the template or codec that should have written it."""
+
+
+class ItemEncodeError(SingleTableError, ValueError):
+    """A model value cannot be converted into a DynamoDB attribute value."""
+
+
+class ItemTooLargeError(ItemEncodeError):
+    """An item exceeds DynamoDB's 400 KB item size limit."""
+
+    def __init__(self, message: str, *, size: int, limit: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
+
+
+class ItemDecodeError(SingleTableError, ValueError):
+    """A stored item cannot be decoded into its entity class."""
+
+
+class UnknownEntityError(ItemDecodeError):
+    """A stored item names an entity (or version) that no class on the table declares."""
+
+
+class ExpressionError(SingleTableError, ValueError):
+    """A condition, filter, projection or update expression is malformed."""
+
+
+class QueryError(SingleTableError, ValueError):
+    """A query is built wrongly (bad sort-key condition, missing partition fields, ...)."""
+
+
+class CursorError(QueryError):
+    """A pagination cursor is malformed, tampered with, or belongs to another query."""
+
+
+class RequestLimitError(SingleTableError, ValueError):
+    """A request exceeds a DynamoDB limit (batch size, transaction size, key size, ...)."""
+
+
+class SnapshotError(SingleTableError, ValueError):
+    """A model snapshot cannot be read (bad JSON, another format version)."""
+
+
+class ConditionFailedError(SingleTableError):
+    """A write's condition did not hold; `item` is the stored item, when DynamoDB returned it."""
+
+    def __init__(self, message: str, *, item: Any = None) -> None:
+        super().__init__(message)
+        self.item = item
+
+
+class AlreadyExistsError(ConditionFailedError):
+    """`create` found an item with the same primary key."""
+
+
+class VersionConflictError(ConditionFailedError):
+    """Optimistic locking: the stored item's version is not the one this write expected."""
+
+
+class TransactionCanceledError(SingleTableError):
+    """A transaction was cancelled; `reasons` holds one cancellation reason per item."""
+
+    def __init__(self, message: str, *, reasons: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.reasons = reasons

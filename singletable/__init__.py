@@ -1,0 +1,41 @@
+"""singletable: declarative DynamoDB single-table design for Python."""
+
+from singletable._errors import (
+    AlreadyExistsError,
+    ConditionFailedError,
+    CursorError,
+    ExpressionError,
+    ItemDecodeError,
+    ItemEncodeError,
+    ItemTooLargeError,
+    KeyDecodeError,
+    KeyEncodeError,
+    ModelDefinitionError,
+    QueryError,
+    RequestLimitError,
+    SingleTableError,
+    SnapshotError,
+    TransactionCanceledError,
+    UnknownEntityError,
+    VersionConflictError,
+)
+
+__all__ = [
+    "AlreadyExistsError",
+    "ConditionFailedError",
+    "CursorError",
+    "ExpressionError",
+    "ItemDecodeError",
+    "ItemEncodeError",
+    "ItemTooLargeError",
+    "KeyDecodeError",
+    "KeyEncodeError",
+    "ModelDefinitionError",
+    "QueryError",
+    "RequestLimitError",
+    "SingleTableError",
+    "SnapshotError",
+    "TransactionCanceledError",
+    "UnknownEntityError",
+    "VersionConflictError",
+]

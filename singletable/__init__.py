@@ -1,5 +1,13 @@
-"""singletable: declarative DynamoDB single-table design for Python."""
+"""singletable: declarative DynamoDB single-table design for Python.
 
+Declare a `Table`, then `Entity` classes whose key templates (``pk="ACTOR#{actor_id}"``,
+``sk="EVT#{ts}#{seq}"``) are compiled once into order-preserving encoders and decoders.
+Every operation is a pure value with ``.params()`` before ``.run(db)`` sends it.
+"""
+
+from singletable._codecs import KeyFormat
+from singletable._embedded import embedded
+from singletable._entity import Entity, EntityPlan, IndexKeys
 from singletable._errors import (
     AlreadyExistsError,
     ConditionFailedError,
@@ -11,31 +19,99 @@ from singletable._errors import (
     KeyDecodeError,
     KeyEncodeError,
     ModelDefinitionError,
+    NotFoundError,
     QueryError,
     RequestLimitError,
+    ServiceError,
     SingleTableError,
     SnapshotError,
     TransactionCanceledError,
     UnknownEntityError,
     VersionConflictError,
 )
+from singletable._execution import CapacityMeter, Connection
+from singletable._expressions import (
+    Condition,
+    FieldRef,
+    SetValue,
+    SizeOperand,
+    UpdateAction,
+    and_,
+    not_,
+    or_,
+)
+from singletable._query import Collection, CollectionResult, EntityQuery, Page, Scan
+from singletable._requests import (
+    BatchGet,
+    BatchWrite,
+    BatchWriteResult,
+    Delete,
+    Get,
+    Operation,
+    ProjectedGet,
+    Put,
+    TransactGet,
+    TransactWrite,
+    Update,
+)
+from singletable._schema import create_table_request
+from singletable._table import GSI, LSI, Projection, Table, Throughput
 
 __all__ = [
+    "GSI",
+    "LSI",
     "AlreadyExistsError",
+    "BatchGet",
+    "BatchWrite",
+    "BatchWriteResult",
+    "CapacityMeter",
+    "Collection",
+    "CollectionResult",
+    "Condition",
     "ConditionFailedError",
+    "Connection",
     "CursorError",
+    "Delete",
+    "Entity",
+    "EntityPlan",
+    "EntityQuery",
     "ExpressionError",
+    "FieldRef",
+    "Get",
+    "IndexKeys",
     "ItemDecodeError",
     "ItemEncodeError",
     "ItemTooLargeError",
     "KeyDecodeError",
     "KeyEncodeError",
+    "KeyFormat",
     "ModelDefinitionError",
+    "NotFoundError",
+    "Operation",
+    "Page",
+    "Projection",
+    "ProjectedGet",
+    "Put",
     "QueryError",
     "RequestLimitError",
+    "Scan",
+    "ServiceError",
+    "SetValue",
     "SingleTableError",
+    "SizeOperand",
     "SnapshotError",
+    "Table",
+    "Throughput",
+    "TransactGet",
+    "TransactWrite",
     "TransactionCanceledError",
     "UnknownEntityError",
+    "Update",
+    "UpdateAction",
     "VersionConflictError",
+    "and_",
+    "create_table_request",
+    "embedded",
+    "not_",
+    "or_",
 ]

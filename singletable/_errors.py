@@ -88,3 +88,21 @@ class TransactionCanceledError(SingleTableError):
     def __init__(self, message: str, *, reasons: list[dict[str, Any]]) -> None:
         super().__init__(message)
         self.reasons = reasons
+
+
+class ServiceError(SingleTableError):
+    """An error response from DynamoDB that no more specific error describes.
+
+    ``code`` is DynamoDB's error code (``ValidationException``, ...), ``response`` the
+    parsed error response.
+    """
+
+    def __init__(self, code: str, message: str, *, response: dict[str, Any] | None = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.response = response or {}
+
+
+class NotFoundError(ConditionFailedError):
+    """An ``update`` (which requires the item to exist) found no item with that key."""

@@ -1,0 +1,73 @@
+"""Table definitions generated from the model: the ``create_table`` request (and more)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from singletable._table import GSI, LSI, Table
+
+
+def _key_schema(pk: str, sk: str | None) -> list[dict[str, str]]:
+    schema = [{"AttributeName": pk, "KeyType": "HASH"}]
+    if sk is not None:
+        schema.append({"AttributeName": sk, "KeyType": "RANGE"})
+    return schema
+
+
+def create_table_request(table: Table) -> dict[str, Any]:
+    """The boto3 ``create_table`` keyword arguments for ``table``.
+
+    AttributeDefinitions lists key attributes only (DynamoDB refuses others).
+    """
+    request: dict[str, Any] = {
+        "TableName": table.name,
+        "AttributeDefinitions": [
+            {"AttributeName": name, "AttributeType": kind}
+            for name, kind in table.key_attributes().items()
+        ],
+        "KeySchema": _key_schema(table.pk, table.sk),
+        "BillingMode": table.billing_mode,
+    }
+    if table.throughput is not None:
+        request["ProvisionedThroughput"] = {
+            "ReadCapacityUnits": table.throughput.read,
+            "WriteCapacityUnits": table.throughput.write,
+        }
+    gsis = []
+    lsis = []
+    for index in table.indexes.values():
+        if isinstance(index, GSI):
+            entry: dict[str, Any] = {
+                "IndexName": index.name,
+                "KeySchema": _key_schema(index.pk, index.sk),
+                "Projection": index.projection.to_dict(),
+            }
+            if table.billing_mode == "PROVISIONED":
+                throughput = index.throughput or table.throughput
+                assert throughput is not None
+                entry["ProvisionedThroughput"] = {
+                    "ReadCapacityUnits": throughput.read,
+                    "WriteCapacityUnits": throughput.write,
+                }
+            gsis.append(entry)
+        elif isinstance(index, LSI):
+            lsis.append(
+                {
+                    "IndexName": index.name,
+                    "KeySchema": _key_schema(table.pk, index.sk),
+                    "Projection": index.projection.to_dict(),
+                }
+            )
+    if gsis:
+        request["GlobalSecondaryIndexes"] = gsis
+    if lsis:
+        request["LocalSecondaryIndexes"] = lsis
+    if table.stream is not None:
+        request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": table.stream}
+    if table.sse:
+        request["SSESpecification"] = {"Enabled": True, "SSEType": "KMS"}
+    if table.deletion_protection:
+        request["DeletionProtectionEnabled"] = True
+    if table.tags:
+        request["Tags"] = [{"Key": k, "Value": v} for k, v in sorted(table.tags.items())]
+    return request

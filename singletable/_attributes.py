@@ -168,7 +168,7 @@ def _check_decimal(value: Decimal, where: str, shown: Any) -> str:
             f"{where}: {shown!r} has {significant} significant digits; DynamoDB numbers "
             f"hold at most {MAX_NUMBER_DIGITS}"
         )
-    magnitude = abs(value)
+    magnitude = value.copy_abs()  # abs() would round to the context's 28 digits
     if magnitude > MAX_NUMBER:
         raise ItemEncodeError(
             f"{where}: {shown!r} is too large; DynamoDB numbers must have a magnitude "

@@ -651,6 +651,7 @@ def _scalar_int(where: str, nullable: bool, position: str) -> _Built:
 def _scalar_float(where: str, nullable: bool, position: str) -> _Built:
     on_none = _none_handler(where, nullable, position)
     low, high = _FLOAT_FAST_LOW, _FLOAT_FAST_HIGH
+    neg_low, neg_high = -low, -high
 
     def slow(value: Any) -> AttributeValue | None:
         if value is None:
@@ -662,7 +663,7 @@ def _scalar_float(where: str, nullable: bool, position: str) -> _Built:
         raise ItemEncodeError(f"{where}: expected a float, got {type(value).__name__}")
 
     def to_av(value: Any) -> AttributeValue | None:
-        if value.__class__ is float and (low < value < high or -high < value < -low):
+        if value.__class__ is float and (low < value < high or neg_high < value < neg_low):
             return {"N": repr(value)}
         return slow(value)
 
@@ -683,6 +684,15 @@ def _scalar_decimal(where: str, nullable: bool, position: str) -> _Built:
 
     def to_av(value: Any) -> AttributeValue | None:
         if value.__class__ is Decimal:
+            # Text of at most 38 characters holds at most 38 digits, and with that many
+            # digits the adjusted exponent alone decides the range.
+            text = str(value)
+            if (
+                len(text) <= MAX_NUMBER_DIGITS
+                and value.is_finite()
+                and -130 <= value.adjusted() <= 125
+            ):
+                return {"N": text}
             return {"N": _check_decimal(value, where, value)}
         if value is None:
             return on_none()  # type: ignore[no-any-return]
@@ -916,10 +926,13 @@ def _list_codec(where: str, nullable: bool, position: str, item: _Built, as_tupl
     item_to, item_from, item_params = item
     on_none = _none_handler(where, nullable, position)
     kind = "tuple" if as_tuple else "list"
+    str_items = item_params.get("python") == "str"
 
     def to_av(value: Any) -> AttributeValue | None:
         cls = value.__class__
         if cls is list or cls is tuple:
+            if str_items:  # skip a call per element for the common list[str]
+                return {"L": [{"S": e} if e.__class__ is str else item_to(e) for e in value]}
             return {"L": [item_to(e) for e in value]}
         if value is None:
             return on_none()  # type: ignore[no-any-return]
@@ -973,8 +986,16 @@ def _fixed_tuple_codec(where: str, nullable: bool, position: str, items: list[_B
 def _map_codec(where: str, nullable: bool, position: str, value_codec: _Built) -> _Built:
     value_to, value_from, value_params = value_codec
     on_none = _none_handler(where, nullable, position)
+    str_values = value_params.get("python") == "str"
 
     def to_av(value: Any) -> AttributeValue | None:
+        if value.__class__ is dict and str_values:
+            fast = {k: {"S": v} if v.__class__ is str else value_to(v) for k, v in value.items()}
+            for key in fast:
+                if key.__class__ is not str:
+                    break
+            else:
+                return {"M": fast}
         if value is None:
             return on_none()  # type: ignore[no-any-return]
         if not isinstance(value, Mapping):

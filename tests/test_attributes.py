@@ -638,3 +638,21 @@ def test_encoded_item_size_matches_hand_count() -> None:
 
     item = encode(Small(name="ab", n=110, tags={"x", "yz"}))
     assert item_size(item) == (4 + 2) + (1 + 3) + (4 + 3)
+
+
+def test_specialised_fast_paths_still_check_their_input() -> None:
+    strings = attribute_codec_for(list[str], where="Doc.tags")
+    assert strings.to_av(["a", "b"]) == {"L": [{"S": "a"}, {"S": "b"}]}
+    with pytest.raises(ItemEncodeError, match=r"Doc\.tags\[\].*expected a str"):
+        strings.to_av(["a", 1])
+    labels = attribute_codec_for(dict[str, str], where="Doc.labels")
+    assert labels.to_av({"k": "v"}) == {"M": {"k": {"S": "v"}}}
+    with pytest.raises(ItemEncodeError, match=r"Doc\.labels.*keys must be strings"):
+        labels.to_av({1: "v"})
+    with pytest.raises(ItemEncodeError, match=r"Doc\.labels\[\].*expected a str"):
+        labels.to_av({"k": 1})
+    amount = attribute_codec_for(Decimal, where="Doc.amount")
+    assert amount.to_av(Decimal("1E+125")) == {"N": "1E+125"}
+    assert amount.to_av(Decimal("0E-200")) == {"N": "0"}
+    with pytest.raises(ItemEncodeError, match=r"Doc\.amount.*too small"):
+        amount.to_av(Decimal("1E-131"))

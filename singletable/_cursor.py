@@ -46,7 +46,7 @@ def _decode_key(raw: Any) -> Item:
     for name, av in raw.items():
         if not isinstance(name, str) or not isinstance(av, dict) or len(av) != 1:
             raise CursorError("cursor is malformed: bad start key attribute")
-        (kind, value), = av.items()
+        ((kind, value),) = av.items()
         if kind == "B64":
             result[name] = {"B": base64.b64decode(value)}
         elif kind in ("S", "N") and isinstance(value, str):
@@ -84,7 +84,9 @@ def read_cursor(cursor: str, query_fingerprint: str, *, secret: bytes | None = N
             raise CursorError("cursor is not signed, but this query requires a signed cursor")
         expected = hmac.new(secret, body["p"].encode("utf-8"), hashlib.sha256).hexdigest()
         if not hmac.compare_digest(expected, str(body["s"])):
-            raise CursorError("cursor signature does not match: it was altered or signed with another secret")
+            raise CursorError(
+                "cursor signature does not match: it was altered or signed with another secret"
+            )
         try:
             body = json.loads(body["p"])
         except ValueError:

@@ -31,7 +31,23 @@ if typing.TYPE_CHECKING:
     from singletable._requests import Delete, Get, Put, Update
 
 # Names the Entity base class itself uses; a model field with one of them would shadow it.
-_RESERVED_NAMES = frozenset({"f", "key", "get", "put", "create", "update", "upsert", "delete", "query", "scan", "to_item", "from_item", "plan"})
+_RESERVED_NAMES = frozenset(
+    {
+        "f",
+        "key",
+        "get",
+        "put",
+        "create",
+        "update",
+        "upsert",
+        "delete",
+        "query",
+        "scan",
+        "to_item",
+        "from_item",
+        "plan",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -245,7 +261,9 @@ class _FieldRefs:
                 f"{self._plan.model.__qualname__} has no field {name!r} "
                 f"(fields: {', '.join(self._plan.fields)})"
             )
-        return FieldRef((plan.attribute,), _null_aware(plan.codec), label=f"{self._plan.name}.{name}")
+        return FieldRef(
+            (plan.attribute,), _null_aware(plan.codec), label=f"{self._plan.name}.{name}"
+        )
 
 
 def _null_aware(codec: AttributeCodec) -> Callable[[Any], AttributeValue]:
@@ -410,7 +428,9 @@ class Entity(BaseModel):
             key = {f: getattr(obj, f) for f in plan.primary.fields}
             if plan.version_field is not None:
                 expected = getattr(obj, plan.version_field)
-        return Delete(plan, key, condition=condition, return_old=return_old, expected_version=expected)
+        return Delete(
+            plan, key, condition=condition, return_old=return_old, expected_version=expected
+        )
 
     @classmethod
     def query(cls, *, index: str | None = None, **values: Any) -> EntityQuery[Self]:
@@ -430,7 +450,10 @@ class Entity(BaseModel):
     @classmethod
     def _check_instance(cls, obj: object) -> None:
         if not isinstance(obj, cls):
-            raise TypeError(f"{cls.__qualname__}.put/create/delete takes a {cls.__qualname__}, got {type(obj).__qualname__}")
+            raise TypeError(
+                f"{cls.__qualname__}.put/create/delete takes a {cls.__qualname__}, "
+                f"got {type(obj).__qualname__}"
+            )
 
     @classmethod
     def from_item(cls, item: Mapping[str, AttributeValue]) -> Self:
@@ -438,16 +461,25 @@ class Entity(BaseModel):
         plan = cls.plan()
         et = item.get(plan.table.entity_attribute)
         if et is not None and et.get("S") != plan.name:
-            raise ItemDecodeError(
-                f"item belongs to entity {et.get('S')!r}, not {plan.name!r}"
-            )
+            raise ItemDecodeError(f"item belongs to entity {et.get('S')!r}, not {plan.name!r}")
         obj = plan.from_item(item)
         assert isinstance(obj, cls)
         return obj
 
 
 _OPTION_NAMES = frozenset(
-    {"pk", "sk", "indexes", "name", "version", "version_field", "created_at", "updated_at", "ttl", "abstract"}
+    {
+        "pk",
+        "sk",
+        "indexes",
+        "name",
+        "version",
+        "version_field",
+        "created_at",
+        "updated_at",
+        "ttl",
+        "abstract",
+    }
 )
 
 
@@ -499,7 +531,12 @@ def _compile(cls: type[Entity], table: Table, options: dict[str, Any]) -> Entity
         return codecs, optional
 
     def template(
-        source: str, schema: KeySchema, role: typing.Literal["pk", "sk"], *, sparse_ok: bool, where: str
+        source: str,
+        schema: KeySchema,
+        role: typing.Literal["pk", "sk"],
+        *,
+        sparse_ok: bool,
+        where: str,
     ) -> tuple[KeyTemplate, set[str]]:
         if not isinstance(source, str):
             raise ModelDefinitionError(f"{label}: {role} template must be a str, got {source!r}")
@@ -533,7 +570,11 @@ def _compile(cls: type[Entity], table: Table, options: dict[str, Any]) -> Entity
             )
         sparse_ok = index is not None
         pk_t, pk_opt = template(pk, schema, "pk", sparse_ok=sparse_ok, where=where)
-        sk_t, sk_opt = (None, set()) if sk is None else template(sk, schema, "sk", sparse_ok=sparse_ok, where=where)
+        sk_t, sk_opt = (
+            (None, set())
+            if sk is None
+            else template(sk, schema, "sk", sparse_ok=sparse_ok, where=where)
+        )
         return KeyPlan(schema, pk_t, sk_t, frozenset(pk_opt | sk_opt))
 
     primary = key_plan(None, options["pk"], options.get("sk"))

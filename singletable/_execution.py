@@ -168,7 +168,8 @@ class Connection:
         response = self.call("create_table", create_table_request(table))
         if wait:
             self.client.get_waiter("table_exists").wait(
-                TableName=table.name, WaiterConfig={"Delay": 0.2, "MaxAttempts": 300}  # type: ignore[typeddict-item]
+                TableName=table.name,
+                WaiterConfig={"Delay": 0.2, "MaxAttempts": 300},  # type: ignore[typeddict-item]
             )
             if table.ttl_attribute:
                 self.call(
@@ -189,7 +190,8 @@ class Connection:
         self.call("delete_table", {"TableName": name})
         if wait:
             self.client.get_waiter("table_not_exists").wait(
-                TableName=name, WaiterConfig={"Delay": 0.2, "MaxAttempts": 300}  # type: ignore[typeddict-item]
+                TableName=name,
+                WaiterConfig={"Delay": 0.2, "MaxAttempts": 300},  # type: ignore[typeddict-item]
             )
 
     def table_exists(self, table: Table | str) -> bool:

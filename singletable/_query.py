@@ -17,13 +17,19 @@ lazily and memory stays flat however large the partition is.
 from __future__ import annotations
 
 import copy
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from singletable._cursor import fingerprint, make_cursor, read_cursor
 from singletable._errors import ExpressionError, KeyEncodeError, QueryError, UnknownEntityError
-from singletable._expressions import Condition, FieldRef, Placeholders, render_condition, render_projection
+from singletable._expressions import (
+    Condition,
+    FieldRef,
+    Placeholders,
+    render_condition,
+    render_projection,
+)
 from singletable._requests import Call, ReturnCapacity, Sleep
 from singletable._templates import KeyTemplate
 from singletable._types import Item
@@ -178,7 +184,9 @@ class _BaseQuery(Generic[T]):
         if self._capacity is not None:
             request["ReturnConsumedCapacity"] = self._capacity
         if cursor is not None:
-            request["ExclusiveStartKey"] = read_cursor(cursor, self._fingerprint(), secret=self._secret)
+            request["ExclusiveStartKey"] = read_cursor(
+                cursor, self._fingerprint(), secret=self._secret
+            )
         return request
 
     def _gsi_names(self) -> set[str]:
@@ -223,7 +231,11 @@ class _BaseQuery(Generic[T]):
                     stopped_early = True
                     break
                 last_item = item
-                if excluded is not None and sk_attribute and item.get(sk_attribute, {}).get("S") == excluded:
+                if (
+                    excluded is not None
+                    and sk_attribute
+                    and item.get(sk_attribute, {}).get("S") == excluded
+                ):
                     continue
                 value = self._decode(item)
                 if value is None:
@@ -234,18 +246,22 @@ class _BaseQuery(Generic[T]):
                     remaining -= 1
             last_key = response.get("LastEvaluatedKey")
             more = last_key is not None or stopped_early
-            if remaining is not None and remaining <= 0:
+            finished = remaining is not None and remaining <= 0
+            if finished and last_item is not None:
                 # Resume after the last item handed out, not after DynamoDB's page.
-                if stopped_early or last_key is not None or last_item is not None:
-                    more = stopped_early or last_key is not None
-                    last_key = self._start_key(last_item) if last_item is not None else last_key
+                last_key = self._start_key(last_item)
             if more and last_key is not None:
                 page.cursor = make_cursor(query_fp, last_key, secret=self._secret)
             yield Emit(page)
-            if not more or last_key is None or (remaining is not None and remaining <= 0):
+            if not more or last_key is None or finished:
                 return
             request = {**request, "ExclusiveStartKey": last_key}
-            if remaining is not None and "Limit" in request and self._filter is None and excluded is None:
+            if (
+                remaining is not None
+                and "Limit" in request
+                and self._filter is None
+                and excluded is None
+            ):
                 request["Limit"] = min(request["Limit"], remaining)
 
     def stream_items(self, cursor: str | None = None) -> Stream[T]:
@@ -319,12 +335,36 @@ def _partition_key(plan: EntityPlan, key_plan: KeyPlan, values: Mapping[str, Any
     return key_plan.pk.format(values)
 
 
-def _overlaps(a: KeyTemplate, b: KeyTemplate) -> bool:
-    """Whether two templates can produce keys that share a prefix relation."""
-    for sa, sb in zip(a.segments, b.segments):
+def _overlaps(a: KeyTemplate, b: KeyTemplate, *, exact: bool) -> bool:
+    """Whether two templates can produce equal keys (``exact``) or keys in a prefix relation.
+
+    Encoded field values never contain the delimiter, so segments line up one to one; a
+    field segment can take any value, including a literal's.
+    """
+    if exact and len(a.segments) != len(b.segments):
+        return False
+    for sa, sb in zip(a.segments, b.segments, strict=False):
         if isinstance(sa, str) and isinstance(sb, str) and sa != sb:
             return False
     return True
+
+
+def _sort_condition(ref: FieldRef, op: str, values: list[object]) -> Condition:
+    first = values[0]
+    if op == "eq":
+        return ref == first
+    if op == "begins_with":
+        assert isinstance(first, str)
+        return ref.begins_with(first)
+    if op == "between":
+        return ref.between(first, values[1])
+    if op == "lt":
+        return ref < first
+    if op == "le":
+        return ref <= first
+    if op == "gt":
+        return ref > first
+    return ref >= first
 
 
 class EntityQuery(_BaseQuery[E]):
@@ -333,7 +373,9 @@ class EntityQuery(_BaseQuery[E]):
     Build it with ``Entity.query(**partition_and_leading_sort_fields, index=None)``.
     """
 
-    def __init__(self, plan: EntityPlan, values: Mapping[str, Any], index: str | None = None) -> None:
+    def __init__(
+        self, plan: EntityPlan, values: Mapping[str, Any], index: str | None = None
+    ) -> None:
         super().__init__(plan.table)
         self.plan = plan
         self.key_plan = plan.key_plan(index)
@@ -372,7 +414,7 @@ class EntityQuery(_BaseQuery[E]):
             raise QueryError(f"{self.plan.label}: {op}() needs a sort key; this key has none")
         if len(kwargs) != 1:
             raise QueryError(f"{op}() takes exactly one field=value, got {sorted(kwargs)}")
-        (name, value), = kwargs.items()
+        ((name, value),) = kwargs.items()
         if self._range is not None:
             raise QueryError(
                 f"{self.plan.label}: only one sort key condition per query "
@@ -387,8 +429,8 @@ class EntityQuery(_BaseQuery[E]):
         if name != expected:
             raise QueryError(
                 f"{self.plan.label}: {op}() must be on {expected!r}, the next field of the sort "
-                f"key template {sk.source!r} after the ones given ({', '.join(sk.fields[: self._eq_count]) or 'none'}); "
-                f"got {name!r}"
+                f"key template {sk.source!r} after the ones given "
+                f"({', '.join(sk.fields[: self._eq_count]) or 'none'}); got {name!r}"
             )
         return name, value
 
@@ -444,7 +486,7 @@ class EntityQuery(_BaseQuery[E]):
                 raise ExpressionError(f"{self.plan.label}: cannot project unknown field {name!r}")
         q = self._copy()
         q._projection = tuple(fields)
-        return q  # type: ignore[return-value]
+        return q
 
     # -- key condition -----------------------------------------------------------------
 
@@ -483,13 +525,23 @@ class EntityQuery(_BaseQuery[E]):
                 return _KeyCondition("between", (low, high + sentinel))
             value = bound(args[1])
             if op == "ge":
-                return _KeyCondition("between", (value, upper)) if upper else _KeyCondition("ge", (value,))
+                return (
+                    _KeyCondition("between", (value, upper))
+                    if upper
+                    else _KeyCondition("ge", (value,))
+                )
             if op == "gt":
                 low = value + sentinel
-                return _KeyCondition("between", (low, upper)) if upper else _KeyCondition("gt", (low,))
+                return (
+                    _KeyCondition("between", (low, upper)) if upper else _KeyCondition("gt", (low,))
+                )
             if op == "le":
                 high = value + sentinel
-                return _KeyCondition("between", (prefix, high)) if prefix else _KeyCondition("lt", (high,))
+                return (
+                    _KeyCondition("between", (prefix, high))
+                    if prefix
+                    else _KeyCondition("lt", (high,))
+                )
             # lt: keys below ``value`` within the prefix. DynamoDB has no "between,
             # exclusive", so the exact key ``value`` (at most one item) is read and dropped.
             if prefix:
@@ -505,9 +557,9 @@ class EntityQuery(_BaseQuery[E]):
             if other is self.plan:
                 continue
             theirs = other.indexes.get(mine.index) if mine.index else other.primary
-            if theirs is None or not _overlaps(mine.pk, theirs.pk):
+            if theirs is None or not _overlaps(mine.pk, theirs.pk, exact=True):
                 continue
-            if mine.sk is None or theirs.sk is None or _overlaps(mine.sk, theirs.sk):
+            if mine.sk is None or theirs.sk is None or _overlaps(mine.sk, theirs.sk, exact=False):
                 return True
         return False
 
@@ -527,17 +579,8 @@ class EntityQuery(_BaseQuery[E]):
             assert schema.sk is not None and self.key_plan.sk is not None
             ref = _sk_ref(schema.sk)
             sk_type = self.key_plan.sk.key_type
-            avs: list[Any] = [v if sk_type == "S" else {sk_type: v} for v in condition.values]
-            cond = {
-                "eq": lambda: ref == avs[0],
-                "begins_with": lambda: ref.begins_with(avs[0]),
-                "between": lambda: ref.between(avs[0], avs[1]),
-                "lt": lambda: ref < avs[0],
-                "le": lambda: ref <= avs[0],
-                "gt": lambda: ref > avs[0],
-                "ge": lambda: ref >= avs[0],
-            }[condition.op]()
-            parts.append(render_condition(cond, ph))
+            avs: list[object] = [v if sk_type == "S" else {sk_type: v} for v in condition.values]
+            parts.append(render_condition(_sort_condition(ref, condition.op, avs), ph))
         request: dict[str, Any] = {
             "TableName": self.table.name,
             "KeyConditionExpression": " AND ".join(parts),
@@ -623,7 +666,9 @@ class EntityQuery(_BaseQuery[E]):
                 yield Emit(int(response.get("Count", 0)))
             else:
                 sk = self.key_plan.schema.sk or ""
-                yield Emit(sum(1 for i in response.get("Items", []) if i.get(sk, {}).get("S") != excluded))
+                yield Emit(
+                    sum(1 for i in response.get("Items", []) if i.get(sk, {}).get("S") != excluded)
+                )
             last = response.get("LastEvaluatedKey")
             if last is None:
                 return
@@ -662,7 +707,7 @@ class Collection:
         self.table = first.table
         self.key_plans = [p.key_plan(index) for p in self.plans]
         base = self.key_plans[0].pk
-        for plan, key_plan in zip(self.plans, self.key_plans):
+        for plan, key_plan in zip(self.plans, self.key_plans, strict=True):
             if plan.table is not self.table:
                 raise QueryError(f"collection {name!r}: {plan.label} is on another table")
             if key_plan.pk.describe() != base.describe():
@@ -684,7 +729,9 @@ class CollectionQuery(_BaseQuery["Entity"]):
         super().__init__(collection.table)
         self.collection = collection
         key_plan = collection.key_plans[0]
-        unknown = [k for k in values if k not in key_plan.pk.fields and not self._shared_sk_field(k)]
+        unknown = [
+            k for k in values if k not in key_plan.pk.fields and not self._shared_sk_field(k)
+        ]
         if unknown:
             raise QueryError(
                 f"collection {collection.name!r}: {unknown[0]!r} is not a partition key field "
@@ -708,7 +755,7 @@ class CollectionQuery(_BaseQuery["Entity"]):
         """
         if len(field) != 1:
             raise QueryError("begins_with() takes exactly one field=value")
-        (name, partial), = field.items()
+        ((name, partial),) = field.items()
         sk = self.collection.key_plans[0].sk
         if sk is None or not self._shared_sk_field(name) or sk.fields[0] != name:
             raise QueryError(
@@ -734,10 +781,15 @@ class CollectionQuery(_BaseQuery["Entity"]):
     def _request(self, ph: Placeholders) -> dict[str, Any]:
         key_plan = self.collection.key_plans[0]
         schema = key_plan.schema
-        parts = [render_condition(_sk_ref(schema.pk) == key_plan.pk.attribute_value(self.partition), ph)]
+        parts = [
+            render_condition(_sk_ref(schema.pk) == key_plan.pk.attribute_value(self.partition), ph)
+        ]
         if self._prefix and schema.sk:
             parts.append(render_condition(_sk_ref(schema.sk).begins_with(self._prefix), ph))
-        request: dict[str, Any] = {"TableName": self.table.name, "KeyConditionExpression": " AND ".join(parts)}
+        request: dict[str, Any] = {
+            "TableName": self.table.name,
+            "KeyConditionExpression": " AND ".join(parts),
+        }
         if self._index() is not None:
             request["IndexName"] = self._index()
         if not self._forward:
@@ -782,7 +834,8 @@ def decode_strict(table: Table, item: Item) -> Entity:
     if value is None:
         raise UnknownEntityError(
             f"item names entity {item.get(table.entity_attribute)!r} version "
-            f"{item.get(table.version_attribute)!r}, which no class on table {table.name!r} declares"
+            f"{item.get(table.version_attribute)!r}, which no class on table "
+            f"{table.name!r} declares"
         )
     return value
 
@@ -795,7 +848,9 @@ class Scan(_BaseQuery[T]):
 
     action = "scan"
 
-    def __init__(self, table: Table, plan: EntityPlan | None = None, index: str | None = None) -> None:
+    def __init__(
+        self, table: Table, plan: EntityPlan | None = None, index: str | None = None
+    ) -> None:
         super().__init__(table)
         self.plan = plan
         self.index = index
@@ -807,7 +862,9 @@ class Scan(_BaseQuery[T]):
     def segment(self, segment: int, total: int) -> Scan[T]:
         """Scan one of ``total`` segments (run the segments in parallel workers)."""
         if not 0 <= segment < total or total < 1 or total > 1_000_000:
-            raise QueryError(f"segment must be in [0, total) and total in [1, 1000000]; got {segment}/{total}")
+            raise QueryError(
+                f"segment must be in [0, total) and total in [1, 1000000]; got {segment}/{total}"
+            )
         q = self._copy()
         q._segment = (segment, total)
         return q
@@ -839,8 +896,3 @@ class Scan(_BaseQuery[T]):
         if self.plan is not None:
             return self.plan.from_item(item)
         return decode_any(self.table, item)
-
-
-def project_fields(paths: Sequence[str]) -> list[str]:
-    """Helper kept for symmetry with `render_projection` callers."""
-    return list(paths)

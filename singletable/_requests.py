@@ -117,9 +117,7 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _split_key_values(
-    plan: EntityPlan, values: Mapping[str, Any], *, what: str
-) -> dict[str, Any]:
+def _split_key_values(plan: EntityPlan, values: Mapping[str, Any], *, what: str) -> dict[str, Any]:
     fields = plan.primary.fields
     unknown = [k for k in values if k not in plan.fields]
     if unknown:
@@ -379,7 +377,9 @@ class Delete(Operation["E | None"]):
         except ServiceError as exc:
             if exc.code != "ConditionalCheckFailedException":
                 raise
-            kind = VersionConflictError if self.expected_version is not None else ConditionFailedError
+            kind = (
+                VersionConflictError if self.expected_version is not None else ConditionFailedError
+            )
             raise _condition_failed(
                 self.plan, exc, kind, f"{self.plan.label}: the delete condition failed"
             ) from None
@@ -579,7 +579,9 @@ class Update(Operation[E]):
             parts.append(_key_ref(self.plan.table.pk).exists())
         if self._expected_version is not None:
             assert self.plan.version_field is not None
-            parts.append(getattr(self.plan.model.f, self.plan.version_field) == self._expected_version)
+            parts.append(
+                getattr(self.plan.model.f, self.plan.version_field) == self._expected_version
+            )
         if self._condition is not None:
             parts.append(self._condition)
         if not parts:
@@ -615,7 +617,9 @@ class Update(Operation[E]):
                 raise NotFoundError(f"{label}: no item with key {self.key_values}") from None
             if self._expected_version is not None:
                 raise _condition_failed(
-                    self.plan, exc, VersionConflictError,
+                    self.plan,
+                    exc,
+                    VersionConflictError,
                     f"{label}: the stored item is not at version {self._expected_version}",
                 ) from None
             raise _condition_failed(
@@ -693,8 +697,8 @@ class BatchWrite(Operation[BatchWriteResult]):
 
     def _chunk_params(self, chunk: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
         items: dict[str, list[dict[str, Any]]] = {}
-        for table, request in chunk:
-            items.setdefault(table, []).append(request)
+        for table, write in chunk:
+            items.setdefault(table, []).append(write)
         request: dict[str, Any] = {"RequestItems": items}
         _capacity(request, self.capacity)
         return request
@@ -869,7 +873,9 @@ class TransactWrite(Operation[None]):
         """Add a `Put` (its condition included)."""
         params = op.params()
         params.pop("ReturnConsumedCapacity", None)
-        return self._add(op.plan.label, op.plan.table.name, op.plan.key(op.written), {"Put": params})
+        return self._add(
+            op.plan.label, op.plan.table.name, op.plan.key(op.written), {"Put": params}
+        )
 
     def update(self, op: Update[Any]) -> TransactWrite:
         """Add an `Update` (its condition included)."""
@@ -885,7 +891,9 @@ class TransactWrite(Operation[None]):
         params.pop("ReturnConsumedCapacity", None)
         return self._add(op.plan.label, op.plan.table.name, op.key, {"Delete": params})
 
-    def check(self, plan: EntityPlan, key: Mapping[str, Any], condition: Condition) -> TransactWrite:
+    def check(
+        self, plan: EntityPlan, key: Mapping[str, Any], condition: Condition
+    ) -> TransactWrite:
         """Add a condition check on an item that the transaction does not write."""
         key_item = plan.key_from_values(_split_key_values(plan, key, what="condition check"))
         ph = Placeholders()
@@ -917,7 +925,7 @@ class TransactWrite(Operation[None]):
                 raise
             reasons = []
             raw_reasons = exc.response.get("CancellationReasons") or []
-            for i, (entry, reason) in enumerate(zip(self.entries, raw_reasons)):
+            for i, (entry, reason) in enumerate(zip(self.entries, raw_reasons, strict=False)):
                 reasons.append(
                     {
                         "index": i,
@@ -967,7 +975,7 @@ class TransactGet(Operation["list[Entity | None]"]):
     def parse(self, response: dict[str, Any]) -> list[Entity | None]:
         """The decoded items, in request order."""
         result: list[Entity | None] = []
-        for get, entry in zip(self.gets, response.get("Responses", [])):
+        for get, entry in zip(self.gets, response.get("Responses", []), strict=False):
             item = entry.get("Item")
             result.append(None if item is None else get.plan.from_item(item))
         return result

@@ -307,7 +307,7 @@ class KeyTemplate:
                 f"{len(self.segments)}"
             )
         result: dict[str, Any] = {}
-        for part, segment in zip(parts, self.segments):
+        for part, segment in zip(parts, self.segments, strict=True):
             if isinstance(segment, FieldSegment):
                 result[segment.name] = self._decode_segment(segment, part, number=False)
             elif part != segment:
@@ -321,7 +321,13 @@ class KeyTemplate:
         try:
             if number:
                 kind = segment.codec.params().get("kind")
-                return float(text) if kind == "float" else Decimal(text) if kind == "decimal" else int(text)
+                return (
+                    float(text)
+                    if kind == "float"
+                    else Decimal(text)
+                    if kind == "decimal"
+                    else int(text)
+                )
             raw = self.escaper.unescape(text) if segment.escaped else text
             return segment.codec.decode(raw)
         except (KeyDecodeError, ValueError, ArithmeticError) as exc:

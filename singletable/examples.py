@@ -138,21 +138,35 @@ def sample_audit_log() -> list[Entity]:
         )
     # Same timestamp as event 3: kept apart by seq.
     items.append(
-        AuditEvent(actor_id="u_8814", ts=T0 + timedelta(hours=6), seq=42, action="edit", target="doc/3")
+        AuditEvent(
+            actor_id="u_8814", ts=T0 + timedelta(hours=6), seq=42, action="edit", target="doc/3"
+        )
     )
-    items.append(AuditEvent(actor_id="u_8814", ts=T0 - timedelta(days=1), seq=0, action="login", target="-"))
+    items.append(
+        AuditEvent(actor_id="u_8814", ts=T0 - timedelta(days=1), seq=0, action="login", target="-")
+    )
     return items
 
 
 def sample_readings() -> list[Entity]:
     """Readings every 5 minutes from three devices, one of them running hot."""
     items: list[Entity] = []
-    for device, base in (("dev-7", Decimal("21.5")), ("dev-9", Decimal("28.0")), ("dev-12", Decimal("-4.25"))):
+    for device, base in (
+        ("dev-7", Decimal("21.5")),
+        ("dev-9", Decimal("28.0")),
+        ("dev-12", Decimal("-4.25")),
+    ):
         for i in range(12):
             ts = T0 + timedelta(minutes=5 * i)
             swing = Decimal(i % 5) * Decimal("1.25")
             items.append(
-                Reading(device_id=device, ts=ts, day=ts.date(), celsius=base + swing, humidity=Decimal("40"))
+                Reading(
+                    device_id=device,
+                    ts=ts,
+                    day=ts.date(),
+                    celsius=base + swing,
+                    humidity=Decimal("40"),
+                )
             )
     return items
 
@@ -174,7 +188,13 @@ def sample_drive() -> list[Entity]:
     ]
     for path, size, ctype in files:
         items.append(
-            File(account=acct, path=path, parent=path[: path.rfind("/") + 1], size=size, content_type=ctype)
+            File(
+                account=acct,
+                path=path,
+                parent=path[: path.rfind("/") + 1],
+                size=size,
+                content_type=ctype,
+            )
         )
     return items
 

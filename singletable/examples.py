@@ -113,6 +113,8 @@ class File(
 
 
 drive = Collection("drive", Folder, File)
+#: Direct children of a folder: both entity types, through the parent index.
+children = Collection("children", Folder, File, index="GSI2")
 
 
 # -- sample data --------------------------------------------------------------------------

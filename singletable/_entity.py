@@ -68,6 +68,7 @@ class FieldPlan:
     required: bool
     codec: AttributeCodec
     is_set: bool
+    nullable: bool = False
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,10 @@ class EntityPlan:
                 data[name] = plan.codec.from_av(av)
             elif plan.is_set:
                 data[name] = set()
+            elif plan.nullable and plan.required:
+                # None is stored by omitting the attribute; a required Optional field
+                # (no default) must get its None back explicitly.
+                data[name] = None
         if len(data) < len(self.fields):
             self._fill_from_keys(item, data)
         try:
@@ -615,6 +620,7 @@ def _compile(cls: type[Entity], table: Table, options: dict[str, Any]) -> Entity
             required=info.is_required(),
             codec=codec,
             is_set=_is_set(info.annotation),
+            nullable=_is_optional(info.annotation)[0],
         )
         encoders.append((field_name, field_name, codec.to_av))
 

@@ -508,13 +508,33 @@ class BoolCodec(KeyCodec[bool]):
 _DIGIT_CLASS = str.maketrans("0123456789", "9999999999")
 
 
+#: Prefix patterns: a digit is the largest digit allowed at that position (month tens
+#: <= 1, day tens <= 3, ...), every other char stands for itself.
+_DATE_PREFIX_PATTERN = "9999-19-39"
+#: Two-digit fields whose complete value is range-checked in prefixes: (start, lo, hi).
+_PREFIX_FIELDS = ((5, 1, 12), (8, 1, 31), (11, 0, 23))
+
+
 def _check_partial(kind: str, partial: str, pattern: str, example: str) -> str:
     if not isinstance(partial, str):
         raise _type_error(kind, "str (a prefix of the key form)", partial)
-    if len(partial) <= len(pattern) and partial.isascii():
-        shape = partial.translate(_DIGIT_CLASS)
-        if pattern.startswith(shape):
-            return partial
+    ok = len(partial) <= len(pattern) and partial.isascii()
+    if ok:
+        for char, allowed in zip(partial, pattern, strict=False):
+            if allowed.isdigit():
+                if not (char.isdigit() and char <= allowed):
+                    ok = False
+                    break
+            elif char != allowed:
+                ok = False
+                break
+    if ok:
+        for start, lo, hi in _PREFIX_FIELDS:
+            field = partial[start : start + 2]
+            if len(field) == 2 and not lo <= int(field) <= hi:
+                ok = False
+    if ok:
+        return partial
     raise KeyEncodeError(
         f"{partial!r} is not a prefix of the {kind} key form {example!r} "
         "(give leading fields in exactly that form, e.g. '2026-06' or '2026-06-23T08')"
@@ -545,9 +565,9 @@ class DatetimeCodec(KeyCodec[_dt.datetime]):
         self._timespec = _PRECISION_NAMES[precision]
         self._length = {"s": 19, "ms": 23, "us": 26}[precision]
         self._divisor = {"s": 1_000_000, "ms": 1000, "us": 1}[precision]
-        self._pattern = (
-            "9999-99-99T99:99:99" + {"s": "", "ms": ".999", "us": ".999999"}[precision] + "Z"
-        )
+        fraction = {"s": "", "ms": ".999", "us": ".999999"}[precision]
+        self._pattern = "9999-99-99T99:99:99" + fraction + "Z"
+        self._prefix_pattern = "9999-19-39T29:59:59" + fraction + "Z"
         self._example = (
             "2026-06-23T08:00:00" + {"s": "", "ms": ".000", "us": ".000000"}[precision] + "Z"
         )
@@ -597,7 +617,7 @@ class DatetimeCodec(KeyCodec[_dt.datetime]):
 
     def encode_prefix(self, partial: str) -> str:
         """Validate a prefix of the canonical form (``"2026-06"``) and return it as is."""
-        return _check_partial("datetime", partial, self._pattern, self._example)
+        return _check_partial("datetime", partial, self._prefix_pattern, self._example)
 
     def params(self) -> dict[str, Any]:
         """See `KeyCodec.params`."""
@@ -633,7 +653,7 @@ class DateCodec(KeyCodec[_dt.date]):
 
     def encode_prefix(self, partial: str) -> str:
         """Validate a prefix of the canonical form (``"2026-06"``) and return it as is."""
-        return _check_partial("date", partial, self._pattern, "2026-06-23")
+        return _check_partial("date", partial, _DATE_PREFIX_PATTERN, "2026-06-23")
 
 
 # --------------------------------------------------------------------------------------

@@ -1,0 +1,269 @@
+"""The migration planner: one before/after model pair per change class."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from decimal import Decimal
+from typing import Annotated, Any
+
+import pytest
+
+import singletable as st
+from singletable._planner import ChangeClass, MigrationPlan, plan_changes
+from singletable._snapshot import load_snapshot, snapshot_json
+
+SAFE = ChangeClass.SAFE
+ONLINE = ChangeClass.ONLINE_INDEX
+REWRITE = ChangeClass.ITEM_REWRITE
+BREAKING = ChangeClass.BREAKING_READS
+TABLE = ChangeClass.TABLE_MIGRATION
+
+
+def model(
+    *,
+    sk: str = "EVT#{ts}#{seq}",
+    width: int = 6,
+    precision: str | None = None,
+    delimiter: str = "#",
+    table_sk: str = "SK",
+    indexes: tuple[Any, ...] = (),
+    event_indexes: dict[str, Any] | None = None,
+    name: str = "AuditEvent",
+    version: int = 1,
+    extra: str | None = None,
+    seq_type: type = int,
+    stream: Any = None,
+    with_note: bool = False,
+) -> st.Table:
+    """A fresh table with an AuditEvent entity; every keyword is one possible change."""
+    table = st.Table("app", sk=table_sk, delimiter=delimiter, indexes=indexes, stream=stream)
+    ts_meta = [st.KeyFormat(precision=precision)] if precision else []
+    seq_meta = [st.KeyFormat(width=width)] if seq_type is int else []
+    namespace: dict[str, Any] = {
+        "__annotations__": {
+            "actor_id": str,
+            "ts": Annotated[(datetime, *ts_meta)] if ts_meta else datetime,
+            "seq": Annotated[(seq_type, *seq_meta)] if seq_meta else seq_type,
+            "action": str,
+            "status": str | None,
+        },
+        "status": None,
+    }
+    if with_note:
+        namespace["__annotations__"]["note"] = str | None
+        namespace["note"] = None
+    if extra == "required":
+        namespace["__annotations__"]["owner"] = str
+    type(
+        "AuditEvent",
+        (st.Entity,),
+        namespace,
+        table=table,
+        # Templates are split on the delimiter, so they follow it.
+        pk="ACTOR#{actor_id}".replace("#", delimiter),
+        sk=sk.replace("#", delimiter),
+        name=name,
+        version=version,
+        indexes=event_indexes or {},
+    )
+    return table
+
+
+def plan(before: st.Table, after: st.Table) -> MigrationPlan:
+    return plan_changes(after, load_snapshot(snapshot_json(before)))
+
+
+def only(result: MigrationPlan, kind: ChangeClass, subject_part: str, reason_part: str) -> None:
+    """Exactly one change of ``kind`` naming the subject and the reason."""
+    matches = [c for c in result.changes if c.kind is kind]
+    assert len(matches) == 1, result.to_text()
+    assert subject_part in matches[0].subject, result.to_text()
+    assert reason_part in matches[0].reason, result.to_text()
+    assert result.worst is kind
+    assert result.exit_code == kind.exit_code
+
+
+def test_identical_models_plan_nothing() -> None:
+    result = plan(model(), model())
+    assert result.changes == ()
+    assert result.exit_code == 0
+    assert "No changes" in result.to_text()
+
+
+def test_exit_codes_are_distinct_and_documented() -> None:
+    codes = {k: k.exit_code for k in ChangeClass}
+    assert codes == {SAFE: 0, ONLINE: 3, REWRITE: 4, BREAKING: 5, TABLE: 6}
+
+
+# -- safe -------------------------------------------------------------------------------
+
+
+def test_new_entity_is_safe() -> None:
+    after = model()
+
+    class Actor(st.Entity, table=after, pk="ACTOR#{actor_id}", sk="PROFILE"):
+        actor_id: str
+
+    result = plan(model(), after)
+    only(result, SAFE, "entity Actor@1", "new entity")
+
+
+def test_new_optional_attribute_is_safe() -> None:
+    result = plan(model(), model(with_note=True))
+    only(result, SAFE, "attribute note", "new optional field")
+    assert result.exit_code == 0
+
+
+def test_new_gsi_on_fresh_attributes_is_safe_but_has_an_action() -> None:
+    result = plan(model(), model(indexes=(st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK"),)))
+    only(result, SAFE, "GSI GSI1 added", "nothing to backfill")
+    assert result.changes[0].action == {"op": "create_gsi", "index": "GSI1"}
+
+
+def test_table_setting_change_is_safe() -> None:
+    result = plan(model(), model(stream="NEW_IMAGE"))
+    only(result, SAFE, "setting stream", "'NEW_IMAGE'")
+
+
+# -- online index change -----------------------------------------------------------------
+
+
+def test_gsi_over_key_attributes_items_already_carry_backfills() -> None:
+    # Renaming an index: the new GSI reads the GSI1PK/GSI1SK attributes stored items carry.
+    keys = st.IndexKeys(pk="ACT#{action}", sk="{ts}")
+    before = model(
+        indexes=(st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK"),), event_indexes={"GSI1": keys}
+    )
+    after = model(
+        indexes=(st.GSI("ByAction", pk="GSI1PK", sk="GSI1SK"),), event_indexes={"ByAction": keys}
+    )
+    result = plan(before, after)
+    added = [c for c in result.changes if c.subject == "GSI ByAction added"]
+    assert len(added) == 1 and added[0].kind is ONLINE
+    assert "already carry GSI1PK, GSI1SK" in added[0].reason
+    assert [c.subject for c in result.of(ONLINE)] == ["GSI ByAction added", "GSI GSI1 removed"]
+    # The entity's stored keys are exactly what the new index reads: no rewrite.
+    assert result.of(REWRITE) == []
+    entity = [c for c in result.changes if "ByAction key" in c.subject]
+    assert entity[0].kind is SAFE and "without a rewrite" in entity[0].reason
+    assert result.exit_code == 3
+
+
+def test_removed_gsi_is_an_online_index_change() -> None:
+    gsi = st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")
+    result = plan(model(indexes=(gsi,)), model())
+    only(result, ONLINE, "GSI GSI1 removed", "deletes the index")
+    assert result.changes[0].action == {"op": "delete_gsi", "index": "GSI1"}
+
+
+def test_projection_change_rebuilds_the_index() -> None:
+    before = st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")
+    after = st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK", projection=st.Projection.keys_only())
+    result = plan(model(indexes=(before,)), model(indexes=(after,)))
+    only(result, ONLINE, "GSI GSI1 projection changed", "cannot change in place")
+    assert result.changes[0].action == {"op": "recreate_gsi", "index": "GSI1"}
+
+
+# -- item rewrite ------------------------------------------------------------------------
+
+
+def test_changed_sort_key_template_rewrites_items() -> None:
+    result = plan(model(), model(sk="EVENT#{ts}#{seq}"))
+    only(
+        result,
+        REWRITE,
+        "entity AuditEvent@1, <table> key",
+        "'EVT#{ts}#{seq}' -> 'EVENT#{ts}#{seq}'",
+    )
+    assert result.rewrites() == [("app", "AuditEvent@1", "AuditEvent@1")]
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"width": 8}, "field seq: width 6 -> 8"),
+        ({"precision": "ms"}, "field ts: precision 'us' -> 'ms'"),
+        ({"delimiter": "!"}, "delimiter '#' -> '!'"),
+    ],
+)
+def test_codec_parameter_changes_rewrite_items(changes: dict[str, Any], reason: str) -> None:
+    result = plan(model(), model(**changes))
+    only(result, REWRITE, "<table> key", reason)
+
+
+def test_entity_identifier_change_rewrites_items() -> None:
+    result = plan(model(), model(version=2))
+    only(result, REWRITE, "entity AuditEvent@1 -> AuditEvent@2", "stored identifier changes")
+    assert result.rewrites() == [("app", "AuditEvent@1", "AuditEvent@2")]
+
+
+def test_entity_starting_to_write_an_index_rewrites_items() -> None:
+    gsi = st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")
+    before = model(indexes=(gsi,))
+    after = model(
+        indexes=(gsi,), event_indexes={"GSI1": st.IndexKeys(pk="ACT#{action}", sk="{ts}")}
+    )
+    only(plan(before, after), REWRITE, "GSI1 key", "missing from the index until rewritten")
+
+
+# -- breaking for reads ------------------------------------------------------------------
+
+
+def test_required_field_without_default_breaks_reads() -> None:
+    result = plan(model(), model(extra="required"))
+    only(result, BREAKING, "attribute owner", "new required field without a default")
+
+
+def test_changed_attribute_type_breaks_reads_and_rewrites_the_key() -> None:
+    result = plan(model(), model(seq_type=Decimal))
+    assert {c.kind for c in result.changes} == {BREAKING, REWRITE}
+    breaking = result.of(BREAKING)
+    assert len(breaking) == 1
+    assert "attribute seq" in breaking[0].subject
+    assert "stored type changes" in breaking[0].reason
+    assert result.exit_code == 5
+
+
+def test_removed_entity_breaks_reads() -> None:
+    before = model()
+
+    class Actor(st.Entity, table=before, pk="ACTOR#{actor_id}", sk="PROFILE"):
+        actor_id: str
+
+    only(plan(before, model()), BREAKING, "entity Actor@1", "no longer decode")
+
+
+# -- table migration ---------------------------------------------------------------------
+
+
+def test_table_sort_key_rename_needs_a_table_migration() -> None:
+    result = plan(model(), model(table_sk="SK2"))
+    assert result.worst is TABLE
+    assert result.exit_code == 6
+    table_changes = result.of(TABLE)
+    assert [c.subject for c in table_changes] == ["table sk"]
+    assert "SK (S) to SK2 (S)" in table_changes[0].reason
+
+
+def test_adding_an_lsi_needs_a_table_migration() -> None:
+    result = plan(model(), model(indexes=(st.LSI("LSI1", sk="LSI1SK"),)))
+    only(result, TABLE, "LSI LSI1", "local secondary index added")
+
+
+# -- output ------------------------------------------------------------------------------
+
+
+def test_text_and_json_output_list_every_change() -> None:
+    result = plan(model(), model(sk="EVENT#{ts}#{seq}", with_note=True))
+    text = result.to_text()
+    assert text.startswith("2 change(s); worst: item-rewrite (exit code 4)")
+    assert "[safe] entity AuditEvent@1, attribute note" in text
+    data = json.loads(result.to_json())
+    assert data["exit_code"] == 4
+    assert [c["class"] for c in data["changes"]] == ["item-rewrite", "safe"]
+    assert data["changes"][0]["action"] == {
+        "op": "rewrite",
+        "old": "AuditEvent@1",
+        "new": "AuditEvent@1",
+    }

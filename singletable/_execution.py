@@ -38,6 +38,10 @@ class CapacityMeter:
     total_units: float = 0.0
     calls: int = 0
     by_table: dict[str, float] = field(default_factory=dict)
+    #: Units per index, from ``ReturnConsumedCapacity="INDEXES"`` responses only.
+    by_index: dict[str, float] = field(default_factory=dict)
+    #: The last response's total (``CapacityUnits`` summed over its entries).
+    last_units: float = 0.0
 
     def record(self, action: str, response: dict[str, Any]) -> None:
         """Add what one response reports (a dict, or a list for batches/transactions)."""
@@ -45,6 +49,7 @@ class CapacityMeter:
         if consumed is None:
             return
         self.calls += 1
+        self.last_units = 0.0
         for entry in consumed if isinstance(consumed, list) else [consumed]:
             units = float(entry.get("CapacityUnits", 0.0))
             self.total_units += units
@@ -60,12 +65,18 @@ class CapacityMeter:
             self.write_units += float(write or 0.0)
             table = entry.get("TableName", "?")
             self.by_table[table] = self.by_table.get(table, 0.0) + units
+            self.last_units += units
+            for group in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+                for index, figures in (entry.get(group) or {}).items():
+                    index_units = float(figures.get("CapacityUnits", 0.0))
+                    self.by_index[index] = self.by_index.get(index, 0.0) + index_units
 
     def reset(self) -> None:
         """Start counting from zero."""
-        self.read_units = self.write_units = self.total_units = 0.0
+        self.read_units = self.write_units = self.total_units = self.last_units = 0.0
         self.calls = 0
         self.by_table.clear()
+        self.by_index.clear()
 
 
 class Connection:

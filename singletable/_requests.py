@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
+from singletable._entity import _epoch_seconds
 from singletable._errors import (
     AlreadyExistsError,
     ConditionFailedError,
@@ -552,12 +553,29 @@ class Update(Operation[E]):
                 )
         return actions
 
+    def _ttl_actions(self) -> list[UpdateAction]:
+        """Rewrite (or remove) the table's TTL attribute when the ttl field changes."""
+        plan = self.plan
+        ttl_field, attribute = plan.ttl_field, plan.table.ttl_attribute
+        if ttl_field is None or attribute is None or ttl_field not in update_paths(self._actions):
+            return []
+        if ttl_field not in self._sets:
+            raise ExpressionError(
+                f"{plan.label}: field {ttl_field!r} feeds the TTL attribute {attribute!r}, so it "
+                "can only be changed with .set(...)"
+            )
+        value = self._sets[ttl_field]
+        if value is None:
+            return [_key_ref(attribute).remove()]
+        return [_key_ref(attribute).set({"N": str(_epoch_seconds(value))})]
+
     def _all_actions(self) -> list[UpdateAction]:
         plan = self.plan
         actions = list(self._actions)
         if not actions:
             raise ExpressionError(f"{plan.label}: an update needs at least one change")
         actions.extend(self._index_key_actions())
+        actions.extend(self._ttl_actions())
         now = self._now or _now()
         if plan.updated_at_field is not None and plan.updated_at_field not in self._sets:
             actions.append(self._ref(plan.updated_at_field).set(now))
@@ -568,6 +586,10 @@ class Update(Operation[E]):
             table = plan.table
             actions.append(_key_ref(table.entity_attribute).set({"S": plan.name}))
             actions.append(_key_ref(table.version_attribute).set({"N": str(plan.version)}))
+            # A put stores key fields as attributes too; an upsert that creates the item
+            # must as well, or filters and projections on those fields miss it.
+            for name, value in self.key_values.items():
+                actions.append(getattr(plan.model.f, name).set(value))
             if plan.created_at_field is not None:
                 ref = self._ref(plan.created_at_field)
                 actions.append(ref.set(ref.if_not_exists(now)))

@@ -17,7 +17,12 @@ from typing import Any, ClassVar, Union
 from pydantic import BaseModel
 from typing_extensions import Self
 
-from singletable._attributes import AttributeCodec, attribute_codec_for, check_item_size
+from singletable._attributes import (
+    AttributeCodec,
+    attribute_codec_for,
+    check_item_size,
+    to_attribute_value,
+)
 from singletable._codecs import KeyCodec, codec_for
 from singletable._errors import ItemDecodeError, KeyDecodeError, ModelDefinitionError
 from singletable._expressions import FieldRef
@@ -253,6 +258,9 @@ def _epoch_seconds(value: Any) -> int:
     return int(value)
 
 
+_SCALAR_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})
+
+
 class _FieldRefs:
     """``Entity.f``: typed references to an entity's attributes, for conditions and updates."""
 
@@ -266,8 +274,14 @@ class _FieldRefs:
                 f"{self._plan.model.__qualname__} has no field {name!r} "
                 f"(fields: {', '.join(self._plan.fields)})"
             )
+        # Elements and sub-paths of a collection (contains("x") on a set, meta["k"] == v)
+        # are not values of the whole field: convert them by their runtime type.
+        elements = None if plan.codec.params()["type"] in _SCALAR_TYPES else to_attribute_value
         return FieldRef(
-            (plan.attribute,), _null_aware(plan.codec), label=f"{self._plan.name}.{name}"
+            (plan.attribute,),
+            _null_aware(plan.codec),
+            element_to_av=elements,
+            label=f"{self._plan.name}.{name}",
         )
 
 

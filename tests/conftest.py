@@ -1,0 +1,212 @@
+"""Test backends: moto (in-process, the default) or DynamoDB Local (Amazon's emulator).
+
+The backend is chosen with ``--backend moto|dynamodb-local`` (default: the environment
+variable ``SINGLETABLE_BACKEND``, else ``moto``). ``scripts/dynamodb-local run -- CMD``
+starts DynamoDB Local in a private network namespace and exports
+``SINGLETABLE_BACKEND=dynamodb-local`` and ``SINGLETABLE_ENDPOINT``, so
+
+    python3 -m pytest                                       # whole suite, moto
+    scripts/dynamodb-local run -- python3 -m pytest tests/integration --backend dynamodb-local
+
+Tests under ``tests/integration`` are the ones the DynamoDB Local tier runs; they get a
+raw boto3 client from ``dynamodb_client`` and a fresh table name from ``table_name``.
+
+The rule: every integration test passes on BOTH backends. Only a test whose whole point
+is a backend quirk (moto accepting a 26-item BatchWriteItem, DynamoDB Local reporting
+real ConsumedCapacity, ...) carries ``@pytest.mark.moto_only`` or
+``@pytest.mark.dynamodb_local_only``; it is skipped, with a reason, on the other
+backend. When a test fails on one backend only, fix the code or the test rather than
+reaching for these markers, unless the difference is the backend's, not ours.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import boto3
+import botocore.handlers
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+# Imported before any boto3 session exists: importing moto appends its request hook to
+# botocore's BUILTIN_HANDLERS, which a session copies when it is created. A session made
+# before that import is never mocked and sends its requests to the real AWS endpoint.
+from moto import mock_aws
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+else:
+    DynamoDBClient = Any
+
+BACKENDS = ("moto", "dynamodb-local")
+REGION = "us-east-1"
+# The credentials scripts/dynamodb-local exports. DynamoDB Local keeps one database per
+# (access key, region) unless started with -sharedDb, so every client must use these.
+LOCAL_ACCESS_KEY = "local"
+LOCAL_SECRET_KEY = "local"
+MARKERS = {
+    "moto_only": "moto",
+    "dynamodb_local_only": "dynamodb-local",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("singletable", "singletable test backends")
+    group.addoption(
+        "--backend",
+        choices=BACKENDS,
+        default=os.environ.get("SINGLETABLE_BACKEND") or "moto",
+        help="DynamoDB backend for integration tests (default: $SINGLETABLE_BACKEND, else moto). "
+        "dynamodb-local needs $SINGLETABLE_ENDPOINT: run under scripts/dynamodb-local run -- ...",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "moto_only(reason): documents a moto quirk; skipped on every other backend",
+    )
+    config.addinivalue_line(
+        "markers",
+        "dynamodb_local_only(reason): asserts DynamoDB Local (real DynamoDB) behaviour "
+        "that moto does not reproduce; skipped on every other backend",
+    )
+    backend = config.getoption("backend")
+    if backend not in BACKENDS:  # a bad $SINGLETABLE_BACKEND bypasses argparse's choices
+        raise pytest.UsageError(
+            f"--backend / SINGLETABLE_BACKEND must be one of {BACKENDS}, got {backend!r}"
+        )
+    if backend == "dynamodb-local":
+        _local_endpoint()  # fail at startup, not in the first test
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    backend = config.getoption("backend")
+    for item in items:
+        wanted = [(name, only) for name, only in MARKERS.items() if item.get_closest_marker(name)]
+        if len(wanted) > 1:
+            raise pytest.UsageError(
+                f"{item.nodeid}: moto_only and dynamodb_local_only exclude each other"
+            )
+        for name, only in wanted:
+            if backend != only:
+                marker = item.get_closest_marker(name)
+                why = f": {marker.args[0]}" if marker is not None and marker.args else ""
+                item.add_marker(pytest.mark.skip(reason=f"{only} only, backend is {backend}{why}"))
+
+
+def _local_endpoint() -> str:
+    endpoint = os.environ.get("SINGLETABLE_ENDPOINT", "")
+    if not endpoint:
+        raise pytest.UsageError(
+            "--backend dynamodb-local needs SINGLETABLE_ENDPOINT; run the tests under "
+            "`scripts/dynamodb-local run -- python3 -m pytest tests/integration "
+            "--backend dynamodb-local`"
+        )
+    host = urlsplit(endpoint).hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise pytest.UsageError(
+            f"SINGLETABLE_ENDPOINT must be a loopback address, got {endpoint!r}"
+        )
+    return endpoint
+
+
+@pytest.fixture(scope="session")
+def backend_name(pytestconfig: pytest.Config) -> str:
+    """``"moto"`` or ``"dynamodb-local"``."""
+    return str(pytestconfig.getoption("backend"))
+
+
+@pytest.fixture(scope="session")
+def dynamodb_endpoint(backend_name: str) -> str | None:
+    """The DynamoDB Local endpoint URL, or ``None`` on moto (boto3's default endpoint, mocked)."""
+    return _local_endpoint() if backend_name == "dynamodb-local" else None
+
+
+@pytest.fixture(scope="session")
+def _dynamodb_local_client(dynamodb_endpoint: str | None) -> DynamoDBClient | None:
+    if dynamodb_endpoint is None:
+        return None
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=dynamodb_endpoint,
+        region_name=REGION,
+        aws_access_key_id=LOCAL_ACCESS_KEY,
+        aws_secret_access_key=LOCAL_SECRET_KEY,
+        config=Config(
+            connect_timeout=5,
+            read_timeout=60,
+            retries={"mode": "standard", "max_attempts": 3},
+        ),
+    )
+
+
+@pytest.fixture(scope="session")
+def _moto_session() -> boto3.Session:
+    # One session for all moto tests: a client from a warm session takes ~3 ms, one from
+    # boto3.client() after mock_aws() reset the default session 50-150 ms.
+    # Belt and braces for the import above: never let a "moto" test reach a real endpoint.
+    if not any(
+        type(h[1]).__module__.startswith("moto.") for h in botocore.handlers.BUILTIN_HANDLERS
+    ):
+        raise RuntimeError("moto's botocore hook is not installed: refusing to make a session")
+    return boto3.Session(
+        aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION
+    )
+
+
+@pytest.fixture
+def dynamodb_client(
+    _dynamodb_local_client: DynamoDBClient | None,
+    _moto_session: boto3.Session,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[DynamoDBClient]:
+    """A raw boto3 DynamoDB client on the selected backend, with an empty account per test.
+
+    moto: a fresh ``mock_aws()`` per test (cheap; every table vanishes with it), and dummy
+    credentials and region in the environment for clients the code under test makes itself.
+    DynamoDB Local: one client for the session; isolation comes from ``table_name``.
+    """
+    if _dynamodb_local_client is not None:
+        yield _dynamodb_local_client
+        return
+    for var in (
+        "AWS_PROFILE",
+        "AWS_SESSION_TOKEN",
+        "AWS_SECURITY_TOKEN",
+        "AWS_ENDPOINT_URL",
+        "AWS_ENDPOINT_URL_DYNAMODB",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    with mock_aws():
+        yield _moto_session.client("dynamodb")
+
+
+@pytest.fixture
+def table_name(
+    request: pytest.FixtureRequest, backend_name: str, dynamodb_client: DynamoDBClient
+) -> Iterator[str]:
+    """A table name unique to this test; the table, if created, is deleted afterwards."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", request.node.name).strip("-")[:60]
+    name = f"st-{stem}-{uuid.uuid4().hex[:8]}"
+    yield name
+    if backend_name == "dynamodb-local":
+        try:
+            dynamodb_client.delete_table(TableName=name)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+                raise

@@ -24,6 +24,21 @@ def _key_schema(pk: str, sk: str | None) -> list[dict[str, str]]:
     return schema
 
 
+def index_projection(table: Table, index: GSI | LSI) -> dict[str, Any]:
+    """The ``Projection`` of an index as DynamoDB gets it.
+
+    An ``INCLUDE`` projection also carries the entity and version attributes: without
+    them an item read from the index cannot be told apart from other entities' items,
+    and entity queries on the index would find nothing.
+    """
+    projection = index.projection.to_dict()
+    if index.projection.type == "INCLUDE":
+        extra = [table.entity_attribute, table.version_attribute]
+        attrs = list(index.projection.attributes)
+        projection["NonKeyAttributes"] = attrs + [a for a in extra if a not in attrs]
+    return projection
+
+
 def create_table_request(table: Table) -> dict[str, Any]:
     """The boto3 ``create_table`` keyword arguments for ``table``.
 
@@ -50,7 +65,7 @@ def create_table_request(table: Table) -> dict[str, Any]:
             entry: dict[str, Any] = {
                 "IndexName": index.name,
                 "KeySchema": _key_schema(index.pk, index.sk),
-                "Projection": index.projection.to_dict(),
+                "Projection": index_projection(table, index),
             }
             if table.billing_mode == "PROVISIONED":
                 throughput = index.throughput or table.throughput
@@ -65,7 +80,7 @@ def create_table_request(table: Table) -> dict[str, Any]:
                 {
                     "IndexName": index.name,
                     "KeySchema": _key_schema(table.pk, index.sk),
-                    "Projection": index.projection.to_dict(),
+                    "Projection": index_projection(table, index),
                 }
             )
     if gsis:
@@ -183,8 +198,8 @@ def to_json(data: Any) -> str:
 # -- YAML -------------------------------------------------------------------------------
 # A small emitter for JSON-shaped data (dict / list / str / int / float / bool / None),
 # so that YAML output needs no runtime dependency and is byte-for-byte deterministic.
-# Strings that could be read back as anything but the same string are written as JSON
-# strings, which are valid YAML double-quoted scalars (YAML 1.2 is a superset of JSON).
+# Strings that could be read back as anything but the same string are double-quoted,
+# with every character outside printable ASCII escaped.
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_.:/-]*")
 # Words YAML 1.1 or 1.2 resolves to booleans or null; they must be quoted.
@@ -198,8 +213,15 @@ def _yaml_scalar(value: Any) -> str:
         return "true"
     if value is False:
         return "false"
-    if isinstance(value, (int, float)):
-        return json.dumps(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        # PyYAML (YAML 1.1) reads 1e+20 and 1.0e+20 as strings, and nan/inf differ by
+        # loader: only plain decimal notation means the same float everywhere.
+        if "e" in text or "n" in text:
+            raise TypeError(f"cannot write float {value!r} as portable YAML")
+        return text
     if not isinstance(value, str):
         raise TypeError(f"cannot write {type(value).__name__} {value!r} as YAML")
     plain = (
@@ -209,7 +231,25 @@ def _yaml_scalar(value: Any) -> str:
         and ": " not in value
         and "::" not in value
     )
-    return value if plain else json.dumps(value)
+    return value if plain else _yaml_quoted(value)
+
+
+def _yaml_quoted(text: str) -> str:
+    # A YAML double-quoted scalar with only printable ASCII inside. Not json.dumps: JSON
+    # writes astral characters as surrogate pairs, which YAML loaders refuse.
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in '"\\':
+            out.append("\\" + char)
+        elif 0x20 <= code < 0x7F:
+            out.append(char)
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
 
 
 def _yaml_lines(value: Any, indent: int) -> list[str]:

@@ -1,0 +1,36 @@
+"""Helpers shared by the query integration tests (not a test module)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RecordingClient:
+    """Wraps a boto3 DynamoDB client and records every query/scan request and response.
+
+    `singletable.Connection` calls ``getattr(client, action)(**params)``, so the wrapper
+    sees exactly what singletable sent and what the backend returned.
+    """
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if name not in ("query", "scan"):
+            return attr
+
+        def recorded(**params: Any) -> Any:
+            response = attr(**params)
+            self.calls.append((name, params, response))
+            return response
+
+        return recorded
+
+    def reset(self) -> None:
+        self.calls.clear()
+
+    def raw_items(self) -> list[dict[str, Any]]:
+        """Every item the backend returned, across all recorded calls."""
+        return [item for _, _, response in self.calls for item in response.get("Items", [])]

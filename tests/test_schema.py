@@ -198,5 +198,5 @@ def test_yaml_refuses_non_json_values() -> None:
 def test_logical_ids_are_alphanumeric_and_clashes_are_refused() -> None:
     assert logical_id(st.Table("singletable-demo")) == "SingletableDemoTable"
     assert logical_id(st.Table("9lives")) == "T9livesTable"
-    with pytest.raises(st.ModelDefinitionError, match="'my.table'.*'MyTableTable'"):
+    with pytest.raises(st.ModelDefinitionError, match=r"'my\.table'.*'MyTableTable'"):
         cloudformation_template([st.Table("my-table"), st.Table("my.table")])

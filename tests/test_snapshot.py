@@ -82,7 +82,7 @@ def test_bad_json_is_a_snapshot_error_naming_the_source() -> None:
 
 def test_other_format_version_is_refused() -> None:
     text = json.dumps({"format_version": 99, "tables": {}})
-    with pytest.raises(st.SnapshotError, match="format_version is 99.*reads format_version 1"):
+    with pytest.raises(st.SnapshotError, match=r"format_version is 99.*reads format_version 1"):
         load_snapshot(text, source="old.json")
 
 
@@ -98,7 +98,7 @@ def test_malformed_tables_are_refused() -> None:
 
 def test_missing_file_is_a_snapshot_error(tmp_path: Path) -> None:
     path = tmp_path / "absent.json"
-    with pytest.raises(st.SnapshotError, match="absent.json: cannot read snapshot"):
+    with pytest.raises(st.SnapshotError, match=r"absent\.json: cannot read snapshot"):
         read_snapshot(path)
 
 

@@ -1,0 +1,238 @@
+"""Update actions, index-key rewriting and optimistic locking, on the selected backend."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+import singletable as st
+
+from ._ops_models import Models, make_models
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+else:
+    DynamoDBClient = Any
+
+
+@pytest.fixture
+def m(dynamodb_client: DynamoDBClient, table_name: str) -> Models:
+    return make_models(dynamodb_client, table_name)
+
+
+def _thing(m: Models, **values: Any) -> Any:
+    thing = m.Thing(box="b", thing_id="t1", name="n", **values)
+    m.Thing.put(thing).run(m.db)
+    return thing
+
+
+def _update(m: Models) -> Any:
+    return m.Thing.update(box="b", thing_id="t1")
+
+
+# --------------------------------------------------------------------------- actions
+
+
+def test_set_and_remove(m: Models) -> None:
+    _thing(m, note="x", status="live")
+    got = _update(m).set(name="renamed", size=3).remove("note").run(m.db)
+    assert (got.name, got.size, got.note, got.status) == ("renamed", 3, None, "live")
+    raw = m.raw("BOX#b", "THING#t1")
+    assert raw is not None
+    assert "note" not in raw
+    # set(field=None) removes too.
+    assert _update(m).set(note="y").run(m.db).note == "y"
+    assert _update(m).set(note=None).run(m.db).note is None
+
+
+def test_add_numbers_and_sets(m: Models) -> None:
+    _thing(m, count=1, tags={"a"})
+    got = _update(m).add(count=4, tags={"b", "c"}, nums={7}).run(m.db)
+    assert (got.count, got.tags, got.nums) == (5, {"a", "b", "c"}, {7})
+    got = _update(m).add(count=-2, nums={8}).run(m.db)
+    assert (got.count, got.nums) == (3, {7, 8})
+
+
+def test_delete_from_set(m: Models) -> None:
+    _thing(m, tags={"a", "b", "c"}, nums={1, 2})
+    got = _update(m).delete_from(tags={"a", "zz"}, nums={1}).run(m.db)
+    assert (got.tags, got.nums) == ({"b", "c"}, {2})
+    # Deleting the last elements removes the attribute; it decodes as the empty set.
+    got = _update(m).delete_from(tags={"b", "c"}).run(m.db)
+    assert got.tags == set()
+    raw = m.raw("BOX#b", "THING#t1")
+    assert raw is not None
+    assert "tags" not in raw
+
+
+def test_append_and_prepend(m: Models) -> None:
+    _thing(m, items=["m"])
+    assert _update(m).append(items=["y", "z"]).run(m.db).items == ["m", "y", "z"]
+    assert _update(m).prepend(items=["a"]).run(m.db).items == ["a", "m", "y", "z"]
+
+
+def test_if_not_exists(m: Models) -> None:
+    _thing(m)
+    assert _update(m).set_if_not_exists(note="first").run(m.db).note == "first"
+    assert _update(m).set_if_not_exists(note="second").run(m.db).note == "first"
+    # A counter that may start missing: SET count = if_not_exists(count, 0) + 1.
+    count = m.Thing.f.count
+    bump = count.set(count.if_not_exists(0) + 1)
+    fresh = m.Thing.upsert(box="b", thing_id="t2").set(name="n").run(m.db)
+    raw = m.raw("BOX#b", "THING#t2")
+    assert raw is not None
+    assert "count" not in raw
+    assert fresh.count == 0  # the model default
+    up = m.Thing.upsert(box="b", thing_id="t2")
+    assert up.apply(bump).run(m.db).count == 1
+    assert m.Thing.upsert(box="b", thing_id="t2").apply(bump).run(m.db).count == 2
+
+
+def test_increment(m: Models) -> None:
+    _thing(m, size=10)
+    assert _update(m).increment("size").run(m.db).size == 11
+    assert _update(m).increment("size", 5).run(m.db).size == 16
+    assert _update(m).increment("size", -20).run(m.db).size == -4
+
+
+def test_nested_map_key_with_odd_characters(m: Models) -> None:
+    _thing(m, meta={"k": "v"})
+    f = m.Thing.f
+    got = _update(m).apply(f.meta["a.b c#:x"].set("odd")).run(m.db)
+    assert got.meta == {"k": "v", "a.b c#:x": "odd"}
+    got = _update(m).apply(f.meta["k"].remove()).run(m.db)
+    assert got.meta == {"a.b c#:x": "odd"}
+
+
+def test_update_with_condition(m: Models) -> None:
+    thing = _thing(m, status="live")
+    with pytest.raises(
+        st.ConditionFailedError, match=r"^entity Thing: the update condition failed$"
+    ) as exc:
+        _update(m).set(name="x").where(m.Thing.f.status == "draft").run(m.db)
+    assert type(exc.value) is st.ConditionFailedError
+    assert exc.value.item == thing
+    assert _update(m).set(name="x").where(m.Thing.f.status == "live").run(m.db).name == "x"
+
+
+# --------------------------------------------------------------------------- index keys
+
+
+def _owners(m: Models, owner: str) -> list[tuple[str, str]]:
+    return [(d.doc_id, d.status) for d in m.Doc.query(index="GSI1", owner=owner).all(m.db)]
+
+
+def test_setting_a_template_field_rewrites_the_gsi_key(m: Models) -> None:
+    m.Doc.put(m.Doc(doc_id="d1", owner="ann", status="draft")).run(m.db)
+    assert _owners(m, "ann") == [("d1", "draft")]
+    m.Doc.update(doc_id="d1").set(status="live").known(owner="ann").run(m.db)
+    assert _owners(m, "ann") == [("d1", "live")]
+    assert m.Doc.query(index="GSI1", owner="ann").begins_with(status="draft").all(m.db) == []
+    assert [
+        d.doc_id
+        for d in m.Doc.query(index="GSI1", owner="ann").begins_with(status="live").all(m.db)
+    ] == ["d1"]
+    raw = m.raw("DOC#d1", "META")
+    assert raw is not None
+    assert (raw["GSI1PK"], raw["GSI1SK"]) == ({"S": "OWNER#ann"}, {"S": "live#d1"})
+
+    # Moving to another GSI partition: found under the new key, not the old one.
+    m.Doc.update(doc_id="d1").set(owner="bob", status="live").run(m.db)
+    assert _owners(m, "ann") == []
+    assert _owners(m, "bob") == [("d1", "live")]
+
+
+def test_template_field_without_its_partners_is_refused(m: Models) -> None:
+    with pytest.raises(
+        st.ExpressionError,
+        match=r"^entity Doc: changing 'status' rewrites the key of index 'GSI1', whose "
+        r"templates also need \['owner'\]; pass their current values",
+    ):
+        m.Doc.update(doc_id="d1").set(status="live").params()
+    with pytest.raises(
+        st.ExpressionError,
+        match=r"^entity Doc: field 'status' feeds the key of index 'GSI1', so it can only be "
+        r"changed with \.set\(\.\.\.\)",
+    ):
+        m.Doc.update(doc_id="d1").apply(m.Doc.f.status.set(m.Doc.f.title)).params()
+
+
+def test_sparse_index_field_set_to_none_leaves_the_index(m: Models) -> None:
+    m.Doc.put(m.Doc(doc_id="d1", owner="ann", category="red")).run(m.db)
+    m.Doc.put(m.Doc(doc_id="d2", owner="ann")).run(m.db)
+    assert [d.doc_id for d in m.Doc.query(index="GSI2", category="red").all(m.db)] == ["d1"]
+
+    m.Doc.update(doc_id="d1").set(category=None).run(m.db)
+    assert m.Doc.query(index="GSI2", category="red").all(m.db) == []
+    raw = m.raw("DOC#d1", "META")
+    assert raw is not None
+    assert not {"GSI2PK", "GSI2SK", "category"} & set(raw)
+
+    # ...and setting it joins the index again (the other template field is the key).
+    m.Doc.update(doc_id="d2").set(category="red").run(m.db)
+    assert [d.doc_id for d in m.Doc.query(index="GSI2", category="red").all(m.db)] == ["d2"]
+
+
+def test_primary_key_field_cannot_be_updated(m: Models) -> None:
+    with pytest.raises(
+        st.ExpressionError,
+        match=r"^entity Doc: field 'doc_id' is part of the primary key and cannot be updated; "
+        r"delete the item and put it under its new key$",
+    ):
+        m.Doc.update(doc_id="d1").set(doc_id="d2")
+
+
+# --------------------------------------------------------------------------- locking
+
+
+def test_versions_advance_on_put_and_update(m: Models) -> None:
+    first = m.Doc.put(m.Doc(doc_id="d1", owner="ann")).run(m.db)
+    assert first.version == 1
+    second = m.Doc.put(first.model_copy(update={"title": "t"})).run(m.db)
+    assert second.version == 2
+    third = m.Doc.update(doc_id="d1").set(title="u").expect_version(2).run(m.db)
+    assert third.version == 3
+
+
+def test_stale_update_raises_version_conflict_with_current_item(m: Models) -> None:
+    stored = m.Doc.put(m.Doc(doc_id="d1", owner="ann")).run(m.db)
+    current = m.Doc.update(doc_id="d1").set(title="mine").expect_version(1).run(m.db)
+    with pytest.raises(
+        st.VersionConflictError, match=r"^entity Doc: the stored item is not at version 1$"
+    ) as exc:
+        m.Doc.update(doc_id="d1").set(title="theirs").expect_version(stored.version).run(m.db)
+    assert exc.value.item == current
+    assert m.Doc.get(doc_id="d1").run(m.db) == current
+
+
+def test_stale_put_raises_version_conflict(m: Models) -> None:
+    stored = m.Doc.put(m.Doc(doc_id="d1", owner="ann")).run(m.db)
+    newer = m.Doc.put(stored.model_copy(update={"title": "a"})).run(m.db)
+    with pytest.raises(
+        st.VersionConflictError,
+        match=r"^entity Doc: the stored item is not at the version this write expected$",
+    ) as exc:
+        m.Doc.put(stored.model_copy(update={"title": "b"})).run(m.db)
+    assert exc.value.item == newer
+    # A fresh object (version 0) must not overwrite an existing item either.
+    with pytest.raises(st.VersionConflictError) as exc:
+        m.Doc.put(m.Doc(doc_id="d1", owner="zed")).run(m.db)
+    assert exc.value.item == newer
+
+
+def test_stale_delete_raises_version_conflict(m: Models) -> None:
+    stored = m.Doc.put(m.Doc(doc_id="d1", owner="ann")).run(m.db)
+    newer = m.Doc.put(stored.model_copy(update={"title": "a"})).run(m.db)
+    with pytest.raises(
+        st.VersionConflictError, match=r"^entity Doc: the delete condition failed$"
+    ) as exc:
+        m.Doc.delete(stored).run(m.db)
+    assert exc.value.item == newer
+    assert m.Doc.delete(newer, return_old=True).run(m.db) == newer
+    assert m.Doc.get(doc_id="d1").run(m.db) is None
+
+
+def test_expect_version_needs_a_version_field(m: Models) -> None:
+    with pytest.raises(st.ExpressionError, match=r"^entity Thing declares no version_field$"):
+        _update(m).expect_version(1)

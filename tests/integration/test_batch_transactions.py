@@ -1,0 +1,157 @@
+"""Batch writes and gets over DynamoDB's per-call limits, and transactions, on the backend."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+import singletable as st
+
+from ._ops_models import Models, make_models
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+else:
+    DynamoDBClient = Any
+
+
+@pytest.fixture
+def m(dynamodb_client: DynamoDBClient, table_name: str) -> Models:
+    return make_models(dynamodb_client, table_name)
+
+
+def _things(m: Models, n: int, box: str = "b") -> list[Any]:
+    return [m.Thing(box=box, thing_id=f"t{i:03d}", name=f"n{i}", size=i) for i in range(n)]
+
+
+# --------------------------------------------------------------------------- batches
+
+
+def test_batch_write_over_25_items_is_chunked(m: Models) -> None:
+    things = _things(m, 60)
+    op = st.BatchWrite(puts=things)
+    assert [len(c["RequestItems"][m.table.name]) for c in op.chunks()] == [25, 25, 10]
+    result = op.run(m.db)
+    assert result == st.BatchWriteResult(put=60, deleted=0, calls=3, retries=0)
+    assert m.Thing.query(box="b").all(m.db) == things
+
+
+def test_batch_write_deletes_and_puts_together(m: Models) -> None:
+    things = _things(m, 30)
+    st.BatchWrite(puts=things).run(m.db)
+    plan = m.Thing.plan()
+    deletes = [(plan, {"box": "b", "thing_id": t.thing_id}) for t in things[:27]]
+    extra = _things(m, 3, box="c")
+    result = st.BatchWrite(puts=extra, deletes=deletes).run(m.db)
+    assert result == st.BatchWriteResult(put=3, deleted=27, calls=2, retries=0)
+    assert m.Thing.query(box="b").all(m.db) == things[27:]
+    assert m.Thing.query(box="c").all(m.db) == extra
+
+
+def test_batch_write_refuses_the_same_key_twice(m: Models) -> None:
+    thing = _things(m, 1)[0]
+    with pytest.raises(
+        st.RequestLimitError,
+        match=r"^entity Thing: the same key appears twice in one batch write",
+    ):
+        st.BatchWrite(puts=[thing, thing.model_copy(update={"name": "other"})])
+
+
+def test_batch_get_over_100_keys_returns_found_items_in_key_order(m: Models) -> None:
+    things = _things(m, 120)
+    st.BatchWrite(puts=things).run(m.db)
+    plan = m.Thing.plan()
+    wanted = [f"t{i:03d}" for i in range(119, -1, -1)] + [f"x{i:03d}" for i in range(30)]
+    op = st.BatchGet([(plan, {"box": "b", "thing_id": t}) for t in wanted])
+    assert [len(c["RequestItems"][m.table.name]["Keys"]) for c in op.chunks()] == [100, 50]
+    got = op.run(m.db)
+    assert got == list(reversed(things))  # missing keys skipped, key order kept
+
+
+def test_batch_get_mixes_entities_and_reads_consistently(m: Models) -> None:
+    thing = _things(m, 1)[0]
+    doc = m.Doc(doc_id="d1", owner="ann")
+    st.BatchWrite(puts=[thing, doc]).run(m.db)
+    op = st.BatchGet(
+        [(m.Doc.plan(), {"doc_id": "d1"}), (m.Thing.plan(), {"box": "b", "thing_id": "t000"})],
+        consistent=True,
+    )
+    assert op.params()["RequestItems"][m.table.name]["ConsistentRead"] is True
+    assert op.run(m.db) == [doc, thing]
+
+
+# --------------------------------------------------------------------------- transactions
+
+
+def test_transaction_success(m: Models) -> None:
+    a, b, c = _things(m, 3)
+    st.BatchWrite(puts=[b, c]).run(m.db)
+    Thing = m.Thing
+    tx = (
+        st.TransactWrite()
+        .put(Thing.create(a))
+        .update(Thing.update(box="b", thing_id=b.thing_id).add(count=5))
+        .delete(Thing.delete(box="b", thing_id=c.thing_id))
+        .check(m.Doc.plan(), {"doc_id": "nope"}, m.Doc.f.owner.not_exists())
+    )
+    assert tx.run(m.db) is None
+    assert Thing.query(box="b").all(m.db) == [a, b.model_copy(update={"count": 5})]
+    assert st.TransactGet().get(Thing.get(box="b", thing_id=a.thing_id)).get(
+        Thing.get(box="b", thing_id=c.thing_id)
+    ).run(m.db) == [a, None]
+
+
+def test_transaction_cancellation_names_each_reason(m: Models) -> None:
+    a, b = _things(m, 2)
+    m.Thing.put(a).run(m.db)
+    Thing = m.Thing
+    tx = (
+        st.TransactWrite()
+        .put(Thing.create(b))
+        .put(Thing.create(a.model_copy(update={"name": "dup"})))
+    )
+    with pytest.raises(
+        st.TransactionCanceledError,
+        match=r"^transaction cancelled: #1 entity Thing: ConditionalCheckFailed$",
+    ) as exc:
+        tx.run(m.db)
+    reasons = exc.value.reasons
+    assert [(r["index"], r["entity"], r["code"]) for r in reasons] == [
+        (0, "entity Thing", "None"),
+        (1, "entity Thing", "ConditionalCheckFailed"),
+    ]
+    # Nothing was written: b is still missing, a unchanged.
+    assert Thing.query(box="b").all(m.db) == [a]
+
+
+def test_transaction_refuses_the_same_item_twice(m: Models) -> None:
+    a = _things(m, 1)[0]
+    tx = st.TransactWrite().put(m.Thing.put(a))
+    with pytest.raises(
+        st.RequestLimitError,
+        match=r"^entity Thing: an item appears twice in one transaction; DynamoDB allows each "
+        r"item once$",
+    ):
+        tx.update(m.Thing.update(box="b", thing_id=a.thing_id).set(name="x"))
+
+
+def test_transaction_refuses_more_than_100_items(m: Models) -> None:
+    tx = st.TransactWrite()
+    for thing in _things(m, 100):
+        tx.put(m.Thing.put(thing))
+    extra = m.Thing(box="b", thing_id="t100", name="x")
+    with pytest.raises(
+        st.RequestLimitError, match=r"^a transaction holds at most 100 items; split the work$"
+    ):
+        tx.put(m.Thing.put(extra))
+    get = st.TransactGet()
+    for i in range(100):
+        get.get(m.Thing.get(box="b", thing_id=f"t{i:03d}"))
+    with pytest.raises(
+        st.RequestLimitError, match=r"^a transaction holds at most 100 items; split the work$"
+    ):
+        get.get(m.Thing.get(box="b", thing_id="t100"))
+    # The full 100-item transaction itself goes through.
+    tx.run(m.db)
+    assert len(m.Thing.query(box="b").all(m.db)) == 100

@@ -1,10 +1,11 @@
 """Opaque pagination cursors, bound to the query that made them and optionally signed.
 
-A cursor is ``base64url(JSON)`` holding a format version, a fingerprint of the query
-(table, index, partition key, sort-key condition, entity or collection, direction,
-filter) and DynamoDB's ``ExclusiveStartKey``. Resuming another query with it, or a
-cursor that was edited, is refused with `CursorError` rather than silently reading the
-wrong slice. With a secret, the payload carries an HMAC-SHA256 signature.
+A cursor is ``base64url(JSON)`` holding a format version, a fingerprint of each part of
+the query's identity (table, index, partition key, sort-key condition, entity or
+collection, direction, filter, ...) and DynamoDB's ``ExclusiveStartKey``. Resuming
+another query with it, or a cursor that was edited, is refused with `CursorError` naming
+what differs, rather than silently reading the wrong slice. With a secret, the payload
+carries an HMAC-SHA256 signature.
 """
 
 from __future__ import annotations
@@ -19,13 +20,32 @@ from typing import Any
 from singletable._errors import CursorError
 from singletable._types import Item
 
-CURSOR_VERSION = 1
+CURSOR_VERSION = 2
+
+#: How errors name each part of a query's identity.
+_PART_NAMES = {
+    "kind": "kind of read (entity query, collection query or scan)",
+    "table": "table",
+    "index": "index",
+    "entity": "entity",
+    "collection": "collection",
+    "partition": "partition",
+    "sk": "sort-key condition",
+    "prefix": "begins_with prefix",
+    "forward": "direction",
+    "projection": "projection",
+    "filter": "filter",
+    "segment": "scan segment",
+}
 
 
-def fingerprint(description: dict[str, Any]) -> str:
-    """A short, stable hash of a query's identity."""
-    canonical = json.dumps(description, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:24]
+def fingerprint(description: dict[str, Any]) -> dict[str, str]:
+    """A short, stable hash of each part of a query's identity."""
+    result: dict[str, str] = {}
+    for part, value in description.items():
+        canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+        result[part] = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:12]
+    return result
 
 
 def _encode_key(key: Item) -> dict[str, Any]:
@@ -47,8 +67,11 @@ def _decode_key(raw: Any) -> Item:
         if not isinstance(name, str) or not isinstance(av, dict) or len(av) != 1:
             raise CursorError("cursor is malformed: bad start key attribute")
         ((kind, value),) = av.items()
-        if kind == "B64":
-            result[name] = {"B": base64.b64decode(value)}
+        if kind == "B64" and isinstance(value, str):
+            try:
+                result[name] = {"B": base64.b64decode(value, validate=True)}
+            except binascii.Error:
+                raise CursorError("cursor is malformed: bad binary start key value") from None
         elif kind in ("S", "N") and isinstance(value, str):
             result[name] = {kind: value}
         else:
@@ -56,7 +79,9 @@ def _decode_key(raw: Any) -> Item:
     return result
 
 
-def make_cursor(query_fingerprint: str, start_key: Item, *, secret: bytes | None = None) -> str:
+def make_cursor(
+    query_fingerprint: dict[str, str], start_key: Item, *, secret: bytes | None = None
+) -> str:
     """A cursor string that resumes the query after ``start_key``."""
     body = {"v": CURSOR_VERSION, "q": query_fingerprint, "k": _encode_key(start_key)}
     payload = json.dumps(body, sort_keys=True, separators=(",", ":")).encode("utf-8")
@@ -68,7 +93,9 @@ def make_cursor(query_fingerprint: str, start_key: Item, *, secret: bytes | None
     return base64.urlsafe_b64encode(payload).decode("ascii").rstrip("=")
 
 
-def read_cursor(cursor: str, query_fingerprint: str, *, secret: bytes | None = None) -> Item:
+def read_cursor(
+    cursor: str, query_fingerprint: dict[str, str], *, secret: bytes | None = None
+) -> Item:
     """The ``ExclusiveStartKey`` in ``cursor``; `CursorError` unless it belongs to this query."""
     if not isinstance(cursor, str) or not cursor:
         raise CursorError("cursor must be a non-empty string")
@@ -98,9 +125,17 @@ def read_cursor(cursor: str, query_fingerprint: str, *, secret: bytes | None = N
             f"cursor format version {body.get('v') if isinstance(body, dict) else '?'} is not "
             f"supported (expected {CURSOR_VERSION})"
         )
-    if body.get("q") != query_fingerprint:
+    made_for = body.get("q")
+    if not isinstance(made_for, dict):
+        raise CursorError("cursor is malformed: no query fingerprint")
+    if made_for != query_fingerprint:
+        differs = [
+            _PART_NAMES.get(part, part)
+            for part in dict.fromkeys([*query_fingerprint, *made_for])
+            if made_for.get(part) != query_fingerprint.get(part)
+        ]
         raise CursorError(
-            "cursor belongs to another query (a different table, index, partition, entity, "
-            "sort-key condition, direction or filter); start this query without a cursor"
+            f"cursor belongs to another query (a different {', '.join(differs)}); "
+            "resume a query only with a cursor it made, or start it without one"
         )
     return _decode_key(body.get("k"))

@@ -22,7 +22,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from singletable._cursor import fingerprint, make_cursor, read_cursor
-from singletable._errors import ExpressionError, KeyEncodeError, QueryError, UnknownEntityError
+from singletable._errors import (
+    CursorError,
+    ExpressionError,
+    KeyEncodeError,
+    QueryError,
+    UnknownEntityError,
+)
 from singletable._expressions import (
     Condition,
     FieldRef,
@@ -160,6 +166,10 @@ class _BaseQuery(Generic[T]):
     def _index(self) -> str | None:
         return None
 
+    def _effective_filter(self) -> Condition | None:
+        """The FilterExpression actually sent (the user's, plus any the query adds)."""
+        return self._filter
+
     action = "query"
 
     # -- requests ----------------------------------------------------------------------
@@ -168,15 +178,16 @@ class _BaseQuery(Generic[T]):
         """The exact request of the first page (or of the page ``cursor`` resumes)."""
         ph = Placeholders()
         request = self._request(ph)
-        if self._filter is not None:
-            request["FilterExpression"] = render_condition(self._filter, ph)
+        filter_ = self._effective_filter()
+        if filter_ is not None:
+            request["FilterExpression"] = render_condition(filter_, ph)
         ph.apply(request)
         if self._consistent:
             if self._index() is not None and self._index() in self._gsi_names():
                 raise QueryError(f"GSI {self._index()!r} does not support consistent reads")
             request["ConsistentRead"] = True
         page = self._page_size
-        if self._limit is not None and self._filter is None and self._excluded_key() is None:
+        if self._limit is not None and filter_ is None and self._excluded_key() is None:
             # Without a filter every item read is a result: read no more than needed.
             page = min(page or self._limit, self._limit)
         if page is not None:
@@ -184,30 +195,55 @@ class _BaseQuery(Generic[T]):
         if self._capacity is not None:
             request["ReturnConsumedCapacity"] = self._capacity
         if cursor is not None:
-            request["ExclusiveStartKey"] = read_cursor(
-                cursor, self._fingerprint(), secret=self._secret
-            )
+            start_key = read_cursor(cursor, self._fingerprint(), secret=self._secret)
+            self._check_start_key(start_key)
+            request["ExclusiveStartKey"] = start_key
         return request
 
-    def _gsi_names(self) -> set[str]:
-        return {n for n, i in self.table.indexes.items() if i.kind == "GSI"}
-
-    def _fingerprint(self) -> str:
-        identity = self._identity()
-        identity["filter"] = None
-        if self._filter is not None:
-            ph = Placeholders()
-            identity["filter"] = [render_condition(self._filter, ph), ph.names, ph.values]
-        return fingerprint(identity)
-
-    def _start_key(self, item: Item) -> Item:
-        """The ``ExclusiveStartKey`` that resumes right after ``item``."""
+    def _key_attributes(self) -> list[str]:
+        """The attributes of an ``ExclusiveStartKey`` for this read (table and index keys)."""
         attributes = [self.table.pk] + ([self.table.sk] if self.table.sk else [])
         index = self._index()
         if index is not None:
             schema = self.table.key_schema(index)
             attributes += [schema.pk] + ([schema.sk] if schema.sk else [])
-        return {a: item[a] for a in dict.fromkeys(attributes) if a in item}
+        return list(dict.fromkeys(attributes))
+
+    def _partition_av(self) -> tuple[str, dict[str, str]] | None:
+        """The partition key attribute and value every start key must have (queries)."""
+        return None
+
+    def _check_start_key(self, key: Item) -> None:
+        # An unsigned cursor can be edited: at least make sure its start key has the
+        # shape of this read's keys and lies in this query's partition.
+        expected = self._key_attributes()
+        if sorted(key) != sorted(expected):
+            raise CursorError(
+                f"cursor was altered: its start key has attributes {sorted(key)}, "
+                f"this read's keys have {sorted(expected)}"
+            )
+        partition = self._partition_av()
+        if partition is not None and key[partition[0]] != partition[1]:
+            raise CursorError(
+                f"cursor was altered: its start key is in partition {key[partition[0]]!r}, "
+                f"not this query's {partition[1]!r}"
+            )
+
+    def _gsi_names(self) -> set[str]:
+        return {n for n, i in self.table.indexes.items() if i.kind == "GSI"}
+
+    def _fingerprint(self) -> dict[str, str]:
+        identity = self._identity()
+        identity["filter"] = None
+        filter_ = self._effective_filter()
+        if filter_ is not None:
+            ph = Placeholders()
+            identity["filter"] = [render_condition(filter_, ph), ph.names, ph.values]
+        return fingerprint(identity)
+
+    def _start_key(self, item: Item) -> Item:
+        """The ``ExclusiveStartKey`` that resumes right after ``item``."""
+        return {a: item[a] for a in self._key_attributes() if a in item}
 
     # -- streaming ---------------------------------------------------------------------
 
@@ -259,7 +295,7 @@ class _BaseQuery(Generic[T]):
             if (
                 remaining is not None
                 and "Limit" in request
-                and self._filter is None
+                and self._effective_filter() is None
                 and excluded is None
             ):
                 request["Limit"] = min(request["Limit"], remaining)
@@ -570,6 +606,9 @@ class EntityQuery(_BaseQuery[E]):
     def _index(self) -> str | None:
         return self.key_plan.index
 
+    def _partition_av(self) -> tuple[str, dict[str, str]] | None:
+        return self.key_plan.schema.pk, self.key_plan.pk.attribute_value(self.partition)
+
     def _request(self, ph: Placeholders) -> dict[str, Any]:
         schema = self.key_plan.schema
         pk_ref = _sk_ref(schema.pk)
@@ -589,10 +628,6 @@ class EntityQuery(_BaseQuery[E]):
             request["IndexName"] = self._index()
         if not self._forward:
             request["ScanIndexForward"] = False
-        if self._needs_type_filter():
-            type_ref = FieldRef((self.table.entity_attribute,), lambda v: {"S": v}, label="entity")
-            type_filter = type_ref == self.plan.name
-            self._filter = type_filter if self._filter is None else type_filter & self._filter
         if self._projection is not None:
             attrs = [self.plan.fields[f].attribute for f in self._projection]
             keys = list(self._start_key_attributes())
@@ -601,13 +636,14 @@ class EntityQuery(_BaseQuery[E]):
             )
         return request
 
-    def params(self, cursor: str | None = None) -> dict[str, Any]:
-        """The exact Query request of the first page (or of the page ``cursor`` resumes)."""
-        saved = self._filter
-        try:
-            return super().params(cursor)
-        finally:
-            self._filter = saved
+    def _effective_filter(self) -> Condition | None:
+        # Other entity types can share the key range: keep them out of the results (the
+        # same filter must be in the request and in the cursor's fingerprint).
+        if not self._needs_type_filter():
+            return self._filter
+        type_ref = FieldRef((self.table.entity_attribute,), lambda v: {"S": v}, label="entity")
+        type_filter = type_ref == self.plan.name
+        return type_filter if self._filter is None else type_filter & self._filter
 
     def _start_key_attributes(self) -> list[str]:
         attrs = [self.table.pk] + ([self.table.sk] if self.table.sk else [])
@@ -777,6 +813,10 @@ class CollectionQuery(_BaseQuery["Entity"]):
 
     def _index(self) -> str | None:
         return self.collection.index
+
+    def _partition_av(self) -> tuple[str, dict[str, str]] | None:
+        key_plan = self.collection.key_plans[0]
+        return key_plan.schema.pk, key_plan.pk.attribute_value(self.partition)
 
     def _request(self, ph: Placeholders) -> dict[str, Any]:
         key_plan = self.collection.key_plans[0]

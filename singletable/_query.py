@@ -17,7 +17,7 @@ lazily and memory stays flat however large the partition is.
 from __future__ import annotations
 
 import copy
-from collections.abc import Generator, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
@@ -712,7 +712,15 @@ class EntityQuery(_BaseQuery[E]):
 
 
 class CollectionResult(list["Entity"]):
-    """Items of a collection in key order, plus helpers to group them."""
+    """Items of a collection in key order, plus helpers to group them.
+
+    ``unknown`` holds the raw items whose entity (name and version) no class on the table
+    declares: reported, neither dropped silently nor failing the read.
+    """
+
+    def __init__(self, items: Iterable[Entity] = (), unknown: Iterable[Item] = ()) -> None:
+        super().__init__(items)
+        self.unknown: list[Item] = list(unknown)
 
     def by_type(self) -> dict[type[Entity], list[Entity]]:
         """The items grouped by entity class (each group in key order)."""
@@ -851,8 +859,16 @@ class CollectionQuery(_BaseQuery["Entity"]):
         return decode_any(self.table, item)
 
     def all(self, db: StreamExecutor, cursor: str | None = None) -> CollectionResult:
-        """Every item of the slice, in key order, each decoded into its own class."""
-        return CollectionResult(self.iter(db, cursor))
+        """Every item of the slice, in key order, each decoded into its own class.
+
+        Items of unknown entities are in the result's ``unknown`` (`iter` skips them; use
+        `pages` to stream them).
+        """
+        result = CollectionResult()
+        for page in self.pages(db, cursor):
+            result.extend(page.items)
+            result.unknown.extend(page.unknown)
+        return result
 
 
 def decode_any(table: Table, item: Item) -> Entity | None:

@@ -1,0 +1,299 @@
+"""Entity and collection queries end to end: count, filters, projection, consistent
+reads, direction, and mixed partitions decoded into their own classes in key order."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from types import SimpleNamespace
+from typing import Annotated, Any
+
+import pytest
+
+import singletable as st
+
+from ._query_helpers import RecordingClient
+
+UTC = timezone.utc
+T0 = datetime(2026, 6, 23, 8, 0, tzinfo=UTC)
+
+
+def make_models(table_name: str) -> SimpleNamespace:
+    table = st.Table(table_name, indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+    class Profile(st.Entity, table=table, pk="ACTOR#{actor_id}", sk="PROFILE"):
+        actor_id: str
+        name: str
+
+    class Event(
+        st.Entity,
+        table=table,
+        pk="ACTOR#{actor_id}",
+        sk="EVT#{ts}#{seq}",
+        indexes={"GSI1": st.IndexKeys(pk="ACTION#{action}", sk="{ts}#{actor_id}#{seq}")},
+    ):
+        actor_id: str
+        ts: datetime
+        seq: Annotated[int, st.KeyFormat(width=4)]
+        action: str
+        size: int = 0
+        note: str | None = None
+
+    # "work" vs "workers": a literal prefix that is a prefix of another's.
+    class Work(st.Entity, table=table, pk="ACTOR#{actor_id}", sk="work#{n}"):
+        actor_id: str
+        n: int
+
+    class Worker(st.Entity, table=table, pk="ACTOR#{actor_id}", sk="workers#{n}"):
+        actor_id: str
+        n: int
+
+    return SimpleNamespace(
+        table=table,
+        Profile=Profile,
+        Event=Event,
+        Work=Work,
+        Worker=Worker,
+        activity=st.Collection("activity", Profile, Event),
+        everything=st.Collection("everything", Profile, Event, Work, Worker),
+    )
+
+
+@pytest.fixture
+def app(table_name: str) -> SimpleNamespace:
+    return make_models(table_name)
+
+
+@pytest.fixture
+def recorder(dynamodb_client: Any) -> RecordingClient:
+    return RecordingClient(dynamodb_client)
+
+
+@pytest.fixture
+def db(app: SimpleNamespace, recorder: RecordingClient) -> st.Connection:
+    connection = st.Connection(recorder)  # type: ignore[arg-type]
+    connection.create_table(app.table)
+    items: list[st.Entity] = [app.Profile(actor_id="u1", name="Ann")]
+    for i, hours in enumerate([0, 1, 1, 2, 3, 5]):
+        items.append(
+            app.Event(
+                actor_id="u1",
+                ts=T0 + timedelta(hours=hours),
+                seq=i,
+                action="edit" if i % 2 else "view",
+                size=i * 10,
+                note="late" if hours >= 3 else None,
+            )
+        )
+    items += [app.Work(actor_id="u1", n=n) for n in (2, -1)]
+    items += [app.Worker(actor_id="u1", n=n) for n in (1, 3)]
+    items.append(app.Event(actor_id="u2", ts=T0, seq=0, action="edit"))
+    st.BatchWrite(items).run(connection)
+    recorder.reset()
+    return connection
+
+
+def seqs(events: list[Any]) -> list[int]:
+    return [e.seq for e in events]
+
+
+# -- count -----------------------------------------------------------------------------
+
+
+def test_count(app: SimpleNamespace, db: st.Connection, recorder: RecordingClient) -> None:
+    assert app.Event.query(actor_id="u1").count(db) == 6
+    assert recorder.calls[0][1]["Select"] == "COUNT"
+    assert app.Event.query(actor_id="u1").gt(ts=T0 + timedelta(hours=1)).count(db) == 3
+    assert app.Event.query(actor_id="u1").ge(ts=T0 + timedelta(hours=1)).count(db) == 5
+    assert app.Event.query(actor_id="nobody").count(db) == 0
+
+
+def test_count_with_lt_excludes_the_exact_key(app: SimpleNamespace, db: st.Connection) -> None:
+    query = app.Event.query(actor_id="u1", ts=T0 + timedelta(hours=1)).lt(seq=2)
+    # The key condition reads ...#0001 and ...#0002; the exact key of seq 2 is dropped.
+    assert query.count(db) == 1
+    assert seqs(query.all(db)) == [1]
+    assert app.Event.query(actor_id="u1", ts=T0 + timedelta(hours=1)).le(seq=2).count(db) == 2
+    assert app.Event.query(actor_id="u1").lt(ts=T0 + timedelta(hours=1)).count(db) == 1
+
+
+def test_count_with_filter(app: SimpleNamespace, db: st.Connection) -> None:
+    assert app.Event.query(actor_id="u1").filter(app.Event.f.action == "edit").count(db) == 3
+
+
+# -- filters, projection, direction, consistent reads ------------------------------------
+
+
+def test_filter_on_non_key_attributes(app: SimpleNamespace, db: st.Connection) -> None:
+    query = app.Event.query(actor_id="u1").filter(app.Event.f.size >= 20)
+    assert seqs(query.all(db)) == [2, 3, 4, 5]
+    both = query.filter(app.Event.f.action == "edit")
+    assert seqs(both.all(db)) == [3, 5]
+    assert seqs(query.filter(app.Event.f.note.exists()).descending().all(db)) == [5, 4]
+    ranged = app.Event.query(actor_id="u1").lt(ts=T0 + timedelta(hours=3))
+    assert seqs(ranged.filter(app.Event.f.action == "view").all(db)) == [0, 2]
+    # The query itself is unchanged: filter() returns a new query.
+    assert seqs(app.Event.query(actor_id="u1").all(db)) == [0, 1, 2, 3, 4, 5]
+
+
+def test_filter_with_limit_counts_results_not_items_read(
+    app: SimpleNamespace, db: st.Connection
+) -> None:
+    query = app.Event.query(actor_id="u1").filter(app.Event.f.action == "edit").limit(2)
+    assert seqs(query.all(db)) == [1, 3]
+
+
+def test_projection_returns_dicts_of_decoded_values(
+    app: SimpleNamespace, db: st.Connection
+) -> None:
+    rows = app.Event.query(actor_id="u1").project("seq", "note", "ts").limit(5).all(db)
+    assert rows[0] == {"seq": 0, "ts": T0}
+    assert rows[4] == {"seq": 4, "ts": T0 + timedelta(hours=3), "note": "late"}
+    assert all(isinstance(row, dict) for row in rows)
+
+
+def test_projection_pages_resume(app: SimpleNamespace, db: st.Connection) -> None:
+    query = app.Event.query(actor_id="u1").project("seq").limit(4)
+    first = query.page(db)
+    assert first.cursor is not None
+    second = query.page(db, first.cursor)
+    assert [r["seq"] for r in first.items + second.items] == [0, 1, 2, 3, 4, 5]
+
+
+def test_descending(app: SimpleNamespace, db: st.Connection) -> None:
+    assert seqs(app.Event.query(actor_id="u1").descending().all(db)) == [5, 4, 3, 2, 1, 0]
+    newest = app.Event.query(actor_id="u1").descending().limit(2).all(db)
+    assert seqs(newest) == [5, 4]
+    assert seqs(app.Event.query(actor_id="u1").descending().ascending().all(db)) == list(range(6))
+
+
+def test_consistent_read(
+    app: SimpleNamespace, db: st.Connection, recorder: RecordingClient
+) -> None:
+    app.Event.put(app.Event(actor_id="u1", ts=T0, seq=99, action="view")).run(db)
+    assert seqs(app.Event.query(actor_id="u1", ts=T0).consistent().all(db)) == [0, 99]
+    assert recorder.calls[-1][1]["ConsistentRead"] is True
+
+
+def test_consistent_read_on_a_gsi_is_refused_before_sending(
+    app: SimpleNamespace, db: st.Connection, recorder: RecordingClient
+) -> None:
+    with pytest.raises(st.QueryError, match="GSI 'GSI1' does not support consistent reads"):
+        app.Event.query(index="GSI1", action="edit").consistent().all(db)
+    assert recorder.calls == []
+
+
+def test_gsi_query(app: SimpleNamespace, db: st.Connection) -> None:
+    edits = app.Event.query(index="GSI1", action="edit").all(db)
+    assert [(e.actor_id, e.seq) for e in edits] == [("u2", 0), ("u1", 1), ("u1", 3), ("u1", 5)]
+    later = app.Event.query(index="GSI1", action="edit").gt(ts=T0).all(db)
+    assert seqs(later) == [1, 3, 5]
+
+
+# -- confusable literal prefixes -----------------------------------------------------------
+
+
+def test_work_never_reads_workers(
+    app: SimpleNamespace, db: st.Connection, recorder: RecordingClient
+) -> None:
+    assert [w.n for w in app.Work.query(actor_id="u1").all(db)] == [-1, 2]
+    assert [w.n for w in app.Worker.query(actor_id="u1").all(db)] == [1, 3]
+    assert [w.n for w in app.Work.query(actor_id="u1").lt(n=5).all(db)] == [-1, 2]
+    assert [w.n for w in app.Work.query(actor_id="u1").gt(n=-5).descending().all(db)] == [2, -1]
+    read = [i["_et"]["S"] for _, _, response in recorder.calls for i in response["Items"]]
+    assert sorted(read) == ["Work"] * 6 + ["Worker"] * 2
+    assert all("FilterExpression" not in request for _, request, _ in recorder.calls)
+
+
+# -- collections ---------------------------------------------------------------------------
+
+
+def test_collection_decodes_each_item_into_its_class_in_key_order(
+    app: SimpleNamespace, db: st.Connection
+) -> None:
+    result = app.everything.query(actor_id="u1").all(db)
+    # Key order: EVT#... < PROFILE < work#... < workers#...
+    assert [type(i).__name__ for i in result] == (
+        ["Event"] * 6 + ["Profile"] + ["Work"] * 2 + ["Worker"] * 2
+    )
+    assert result[6] == app.Profile(actor_id="u1", name="Ann")
+    groups = result.by_type()
+    assert list(groups) == [app.Event, app.Profile, app.Work, app.Worker]
+    assert seqs(groups[app.Event]) == list(range(6))
+    assert [w.n for w in result.of(app.Work)] == [-1, 2]
+    assert result.unknown == []
+    descending = app.everything.query(actor_id="u1").descending().all(db)
+    assert list(descending) == list(result)[::-1]
+
+
+def test_collection_in_another_partition(app: SimpleNamespace, db: st.Connection) -> None:
+    result = app.activity.query(actor_id="u2").all(db)
+    assert [(type(i).__name__, i.seq) for i in result] == [("Event", 0)]
+    assert app.activity.query(actor_id="nobody").all(db) == []
+
+
+def test_unknown_entity_is_reported_not_dropped(
+    app: SimpleNamespace, db: st.Connection, dynamodb_client: Any
+) -> None:
+    ghost = {
+        "PK": {"S": "ACTOR#u1"},
+        "SK": {"S": "GHOST#1"},
+        "_et": {"S": "Ghost"},
+        "_ev": {"N": "1"},
+        "boo": {"S": "!"},
+    }
+    future = {
+        "PK": {"S": "ACTOR#u1"},
+        "SK": {"S": "PROFILE#v9"},
+        "_et": {"S": "Profile"},
+        "_ev": {"N": "9"},
+    }
+    untyped = {"PK": {"S": "ACTOR#u1"}, "SK": {"S": "RAW"}}
+    for item in (ghost, future, untyped):
+        dynamodb_client.put_item(TableName=app.table.name, Item=item)
+    page = app.everything.query(actor_id="u1").limit(20).page(db)
+    assert len(page.items) == 11
+    assert page.unknown == [ghost, future, untyped]  # key order: GHOST < PROFILE#v9 < RAW
+    result = app.everything.query(actor_id="u1").all(db)
+    assert len(result) == 11
+    assert result.unknown == [ghost, future, untyped]
+    pages = list(app.everything.query(actor_id="u1").page_size(4).pages(db))
+    assert [i for p in pages for i in p.unknown] == [ghost, future, untyped]
+    # Entity queries never see them: their key range or type keeps them out.
+    assert len(app.Profile.query(actor_id="u1").all(db)) == 1
+
+
+def test_collection_begins_with_on_a_shared_sort_field(
+    table_name: str, dynamodb_client: Any
+) -> None:
+    table = st.Table(table_name)
+
+    class Folder(st.Entity, table=table, pk="D#{account}", sk="{path}"):
+        account: str
+        path: str
+
+    class File(st.Entity, table=table, pk="D#{account}", sk="{path}"):
+        account: str
+        path: str
+        size: int
+
+    db = st.Connection(dynamodb_client)
+    db.create_table(table)
+    st.BatchWrite(
+        [
+            Folder(account="a", path="r/"),
+            Folder(account="a", path="r/x/"),
+            File(account="a", path="r/x/1", size=1),
+            File(account="a", path="r/x-old", size=2),
+            File(account="a", path="r/y", size=3),
+        ]
+    ).run(db)
+    tree = st.Collection("tree", Folder, File)
+    result = tree.query(account="a").begins_with(path="r/x/").all(db)
+    assert [(type(i).__name__, i.path) for i in result] == [("Folder", "r/x/"), ("File", "r/x/1")]
+    assert [i.path for i in tree.query(account="a").descending().all(db)] == [
+        "r/y",
+        "r/x/1",
+        "r/x/",
+        "r/x-old",
+        "r/",
+    ]

@@ -532,9 +532,13 @@ class Update(Operation[E]):
                     f"{index.index!r}, so it can only be changed with .set(...) (its new value "
                     "must be known to rewrite the index key)"
                 )
+            # An LSI's partition key is the table's own key attribute, which DynamoDB
+            # refuses to SET or REMOVE (even to its current value).
+            own_keys = {plan.table.pk, plan.table.sk}
+            templates = [t for t in index.templates() if t.attribute not in own_keys]
             if any(known.get(f, ...) is None for f in index.optional_fields if f in known):
                 # A sparse index field became None: the item leaves the index.
-                for template in index.templates():
+                for template in templates:
                     actions.append(_key_ref(template.attribute).remove())
                 continue
             missing = [f for f in index.fields if f not in known]
@@ -544,7 +548,7 @@ class Update(Operation[E]):
                     f"{index.index!r}, whose templates also need {missing}; pass their "
                     "current values with .known(...) or .set(...)"
                 )
-            for template in index.templates():
+            for template in templates:
                 values = {f: known[f] for f in template.fields}
                 actions.append(
                     _key_ref(template.attribute).set(

@@ -263,3 +263,40 @@ def test_explain_is_plain_data() -> None:
 def test_unknown_operation_is_refused() -> None:
     with pytest.raises(EstimateError, match=r"cannot estimate the capacity of a str"):
         estimate_capacity("get")  # type: ignore[arg-type]
+
+
+def test_update_of_an_lsi_field_leaves_the_table_key_alone() -> None:
+    # DynamoDB refuses "SET PK = ..." even to the same value; an LSI's partition key is PK.
+    for value, verb in ((5, "SET "), (None, "REMOVE ")):
+        params = Doc.update(doc_id="d", rev=1).set(rank=value).params()
+        names = {v: k for k, v in params["ExpressionAttributeNames"].items()}
+        expression = params["UpdateExpression"]
+        assert expression.startswith(verb)
+        assert names["LSI1SK"] in expression
+        assert names["PK"] not in expression  # PK appears only in the existence condition
+        assert names["PK"] in params["ConditionExpression"]
+
+
+def test_meter_keeps_per_index_units() -> None:
+    from singletable._execution import CapacityMeter
+
+    meter = CapacityMeter()
+    meter.record(
+        "put_item",
+        {
+            "ConsumedCapacity": {
+                "TableName": "t",
+                "CapacityUnits": 8.0,
+                "Table": {"CapacityUnits": 3.0},
+                "GlobalSecondaryIndexes": {"G": {"CapacityUnits": 4.0}},
+                "LocalSecondaryIndexes": {"L": {"CapacityUnits": 1.0}},
+            }
+        },
+    )
+    meter.record(
+        "batch_write_item", {"ConsumedCapacity": [{"TableName": "t", "CapacityUnits": 2.0}]}
+    )
+    assert (meter.total_units, meter.write_units, meter.last_units) == (10.0, 10.0, 2.0)
+    assert meter.by_index == {"G": 4.0, "L": 1.0}
+    meter.reset()
+    assert (meter.total_units, meter.by_index, meter.last_units) == (0.0, {}, 0.0)

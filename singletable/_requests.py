@@ -118,6 +118,16 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def _stamp_times(plan: EntityPlan, obj: E, now: datetime) -> E:
+    """``obj`` with its updated_at (and, if unset, created_at) fields set to ``now``."""
+    changes: dict[str, Any] = {}
+    if plan.updated_at_field is not None:
+        changes[plan.updated_at_field] = now
+    if plan.created_at_field is not None and getattr(obj, plan.created_at_field) is None:
+        changes[plan.created_at_field] = now
+    return obj.model_copy(update=changes) if changes else obj
+
+
 def _split_key_values(plan: EntityPlan, values: Mapping[str, Any], *, what: str) -> dict[str, Any]:
     fields = plan.primary.fields
     unknown = [k for k in values if k not in plan.fields]
@@ -191,15 +201,10 @@ class Put(Operation[E]):
 
     def _stamp(self, obj: E, now: datetime) -> E:
         plan = self.plan
-        changes: dict[str, Any] = {}
         if plan.version_field is not None:
             current = getattr(obj, plan.version_field) or 0
-            changes[plan.version_field] = current + 1
-        if plan.updated_at_field is not None:
-            changes[plan.updated_at_field] = now
-        if plan.created_at_field is not None and getattr(obj, plan.created_at_field) is None:
-            changes[plan.created_at_field] = now
-        return obj.model_copy(update=changes) if changes else obj
+            obj = obj.model_copy(update={plan.version_field: current + 1})
+        return _stamp_times(plan, obj, now)
 
     def _full_condition(self) -> Condition | None:
         plan = self.plan
@@ -695,8 +700,18 @@ class BatchWrite(Operation[BatchWriteResult]):
         seen: set[tuple[str, str]] = set()
         self.n_put = 0
         self.n_delete = 0
+        now = _now()
         for obj in puts:
             plan = type(obj).plan()
+            if plan.version_field is not None:
+                # BatchWriteItem carries no conditions, so it cannot check versions:
+                # writing such an item unchecked could silently undo a concurrent write.
+                raise RequestLimitError(
+                    f"{plan.label} uses optimistic locking (version_field="
+                    f"{plan.version_field!r}), which a batch write cannot check; write it "
+                    "with put() or in a TransactWrite"
+                )
+            obj = _stamp_times(plan, obj, now)
             item = plan.to_item(obj)
             self._add(plan, plan.key(obj), {"PutRequest": {"Item": item}}, seen)
             self.n_put += 1
@@ -983,6 +998,12 @@ class TransactGet(Operation["list[Entity | None]"]):
             raise RequestLimitError(
                 f"a transaction holds at most {MAX_TRANSACT_ITEMS} items; split the work"
             )
+        for other in self.gets:
+            if other.plan.table.name == op.plan.table.name and other.key == op.key:
+                raise RequestLimitError(
+                    f"{op.plan.label}: an item appears twice in one transaction; DynamoDB "
+                    "allows each item once"
+                )
         self.gets.append(op)
         return self
 

@@ -71,8 +71,8 @@ def test_batch_get_over_100_keys_returns_found_items_in_key_order(m: Models) -> 
 
 def test_batch_get_mixes_entities_and_reads_consistently(m: Models) -> None:
     thing = _things(m, 1)[0]
-    doc = m.Doc(doc_id="d1", owner="ann")
-    st.BatchWrite(puts=[thing, doc]).run(m.db)
+    doc = m.Doc.put(m.Doc(doc_id="d1", owner="ann")).run(m.db)
+    st.BatchWrite(puts=[thing]).run(m.db)
     op = st.BatchGet(
         [(m.Doc.plan(), {"doc_id": "d1"}), (m.Thing.plan(), {"box": "b", "thing_id": "t000"})],
         consistent=True,
@@ -155,3 +155,14 @@ def test_transaction_refuses_more_than_100_items(m: Models) -> None:
     # The full 100-item transaction itself goes through.
     tx.run(m.db)
     assert len(m.Thing.query(box="b").all(m.db)) == 100
+
+
+def test_batch_write_refuses_versioned_entities_before_sending(m: Models) -> None:
+    with pytest.raises(st.RequestLimitError, match=r"Doc uses optimistic locking.*version"):
+        st.BatchWrite(puts=[m.Doc(doc_id="d9", owner="ann")])
+
+
+def test_transact_get_refuses_the_same_item_twice(m: Models) -> None:
+    get = m.Thing.get(box="b", thing_id="t000")
+    with pytest.raises(st.RequestLimitError, match=r"Thing: an item appears twice"):
+        st.TransactGet().get(get).get(m.Thing.get(box="b", thing_id="t000"))

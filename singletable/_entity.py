@@ -27,7 +27,7 @@ from singletable._codecs import KeyCodec, codec_for
 from singletable._errors import ItemDecodeError, KeyDecodeError, ModelDefinitionError
 from singletable._expressions import FieldRef
 from singletable._table import LSI, KeySchema, Table
-from singletable._templates import KeyTemplate
+from singletable._templates import _FIELD_SEGMENT, KeyTemplate
 from singletable._types import AttributeValue, Item
 
 if typing.TYPE_CHECKING:
@@ -559,6 +559,14 @@ def _compile(cls: type[Entity], table: Table, options: dict[str, Any]) -> Entity
     ) -> tuple[KeyTemplate, set[str]]:
         if not isinstance(source, str):
             raise ModelDefinitionError(f"{label}: {role} template must be a str, got {source!r}")
+        # Checked here, not by KeyTemplate: it only sees the codecs of the fields it names.
+        unknown = [n for n in _FIELD_SEGMENT.findall(source) if n not in model_fields]
+        if unknown:
+            raise ModelDefinitionError(
+                f"{label} ({where}), {role} template {source!r}: unknown field {unknown[0]!r}; "
+                f"the template can only name fields of {label} "
+                f"({', '.join(model_fields) or 'none'})"
+            )
         codecs, optional = key_codecs(source, sparse_ok=sparse_ok)
         attribute = schema.pk if role == "pk" else schema.sk
         assert attribute is not None

@@ -18,6 +18,7 @@ from singletable._errors import (
     ItemTooLargeError,
     KeyDecodeError,
     KeyEncodeError,
+    MigrationError,
     ModelDefinitionError,
     NotFoundError,
     QueryError,
@@ -40,6 +41,8 @@ from singletable._expressions import (
     not_,
     or_,
 )
+from singletable._migrate import MigrationReport, migrate
+from singletable._planner import Change, ChangeClass, MigrationPlan, plan_changes
 from singletable._query import Collection, CollectionResult, EntityQuery, Page, Scan
 from singletable._requests import (
     BatchGet,
@@ -54,17 +57,22 @@ from singletable._requests import (
     TransactWrite,
     Update,
 )
-from singletable._schema import create_table_request
+from singletable._schema import (
+    cloudformation_resource,
+    cloudformation_template,
+    create_table_request,
+)
+from singletable._snapshot import load_snapshot, read_snapshot, snapshot, snapshot_json
 from singletable._table import GSI, LSI, Projection, Table, Throughput
 
 __all__ = [
-    "GSI",
-    "LSI",
     "AlreadyExistsError",
     "BatchGet",
     "BatchWrite",
     "BatchWriteResult",
     "CapacityMeter",
+    "Change",
+    "ChangeClass",
     "Collection",
     "CollectionResult",
     "Condition",
@@ -77,6 +85,7 @@ __all__ = [
     "EntityQuery",
     "ExpressionError",
     "FieldRef",
+    "GSI",
     "Get",
     "IndexKeys",
     "ItemDecodeError",
@@ -85,12 +94,16 @@ __all__ = [
     "KeyDecodeError",
     "KeyEncodeError",
     "KeyFormat",
+    "LSI",
+    "MigrationError",
+    "MigrationPlan",
+    "MigrationReport",
     "ModelDefinitionError",
     "NotFoundError",
     "Operation",
     "Page",
-    "Projection",
     "ProjectedGet",
+    "Projection",
     "Put",
     "QueryError",
     "RequestLimitError",
@@ -110,8 +123,16 @@ __all__ = [
     "UpdateAction",
     "VersionConflictError",
     "and_",
+    "cloudformation_resource",
+    "cloudformation_template",
     "create_table_request",
     "embedded",
+    "load_snapshot",
+    "migrate",
     "not_",
     "or_",
+    "plan_changes",
+    "read_snapshot",
+    "snapshot",
+    "snapshot_json",
 ]

@@ -106,3 +106,7 @@ class ServiceError(SingleTableError):
 
 class NotFoundError(ConditionFailedError):
     """An ``update`` (which requires the item to exist) found no item with that key."""
+
+
+class MigrationError(SingleTableError):
+    """The migration runner cannot apply a plan (a table migration, a bad checkpoint, ...)."""

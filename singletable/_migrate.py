@@ -35,7 +35,7 @@ from typing import Any, TextIO
 
 from singletable._attributes import item_size
 from singletable._entity import EntityPlan
-from singletable._errors import ServiceError, SingleTableError
+from singletable._errors import MigrationError, ServiceError, SingleTableError
 from singletable._execution import Connection
 from singletable._planner import ChangeClass, MigrationPlan, plan_changes
 from singletable._schema import create_table_request, index_projection
@@ -44,10 +44,6 @@ from singletable._table import Table
 from singletable._types import Item
 
 CHECKPOINT_VERSION = 1
-
-
-class MigrationError(SingleTableError):
-    """The runner cannot apply a plan (a table migration, a bad checkpoint, a timeout)."""
 
 
 @dataclass

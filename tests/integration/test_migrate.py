@@ -1,8 +1,4 @@
-"""The migration runner end to end: a key template change and a new GSI, on both backends.
-
-Until ``migrate``, ``snapshot_json`` and ``load_snapshot`` are exported from ``singletable``
-they are imported from their modules here.
-"""
+"""The migration runner end to end: a key template change and a new GSI, on both backends."""
 
 from __future__ import annotations
 
@@ -16,8 +12,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import pytest
 
 import singletable as st
-from singletable._migrate import migrate
-from singletable._snapshot import load_snapshot, snapshot_json
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -62,10 +56,10 @@ def test_key_template_change_is_migrated_end_to_end(
     db.create_table(table_a)
     for event in events(event_a):
         event_a.put(event).run(db)
-    before = load_snapshot(snapshot_json(table_a))
+    before = st.load_snapshot(st.snapshot_json(table_a))
     table_b, event_b = model(table_name, sk="EVENT#{ts}#{seq}", width=8)
 
-    dry = migrate(db, table_b, before, dry_run=True, segments=2, out=io.StringIO())
+    dry = st.migrate(db, table_b, before, dry_run=True, segments=2, out=io.StringIO())
     [stats] = dry.rewrites.values()
     assert (stats.scanned, stats.rewritten, stats.moved) == (12, 12, 12)
     assert stats.write_units == 12 * 4  # transactional put + delete of a <1 KB item
@@ -73,7 +67,7 @@ def test_key_template_change_is_migrated_end_to_end(
 
     checkpoint = tmp_path / "ckpt.json"
     out = io.StringIO()
-    report = migrate(db, table_b, before, checkpoint=checkpoint, segments=3, out=out)
+    report = st.migrate(db, table_b, before, checkpoint=checkpoint, segments=3, out=out)
     [stats] = report.rewrites.values()
     assert (stats.rewritten, stats.moved, stats.failed) == (12, 12, 0)
     assert "segment 3/3" in out.getvalue()
@@ -89,10 +83,10 @@ def test_key_template_change_is_migrated_end_to_end(
     # Re-running does nothing: with the checkpoint nothing is scanned, without it every
     # item is found already current.
     again_out = io.StringIO()
-    again = migrate(db, table_b, before, checkpoint=checkpoint, segments=3, out=again_out)
+    again = st.migrate(db, table_b, before, checkpoint=checkpoint, segments=3, out=again_out)
     assert "0 of 3 segment(s) to scan" in again_out.getvalue()
     assert next(iter(again.rewrites.values())).rewritten == 12  # the recorded totals
-    fresh = migrate(db, table_b, before, segments=2, out=io.StringIO())
+    fresh = st.migrate(db, table_b, before, segments=2, out=io.StringIO())
     [stats] = fresh.rewrites.values()
     assert (stats.scanned, stats.rewritten, stats.unchanged) == (12, 0, 12)
     assert raw_sort_keys(dynamodb_client, table_name) == keys
@@ -122,13 +116,13 @@ def test_interrupted_rewrite_resumes_from_the_checkpoint(
     db.create_table(table_a)
     for event in events(event_a):
         event_a.put(event).run(db)
-    before = load_snapshot(snapshot_json(table_a))
+    before = st.load_snapshot(st.snapshot_json(table_a))
     table_b, event_b = model(table_name, sk="EVENT#{ts}#{seq}", width=8)
     checkpoint = tmp_path / "ckpt.json"
 
     crashing = FailingConnection(dynamodb_client, fail_on_scan=3)
     with pytest.raises(st.ServiceError, match="simulated crash"):
-        migrate(
+        st.migrate(
             crashing,
             table_b,
             before,
@@ -143,7 +137,7 @@ def test_interrupted_rewrite_resumes_from_the_checkpoint(
     assert segment["done"] is False and segment["start_key"] is not None
     assert segment["stats"]["scanned"] == 8  # two pages of four went through
 
-    report = migrate(
+    report = st.migrate(
         db, table_b, before, checkpoint=checkpoint, segments=1, page_size=4, out=io.StringIO()
     )
     [stats] = report.rewrites.values()
@@ -160,17 +154,17 @@ def test_new_gsi_is_created_and_items_backfilled(
     db.create_table(table_a)
     for event in events(event_a)[:4]:
         event_a.put(event).run(db)
-    before = load_snapshot(snapshot_json(table_a))
+    before = st.load_snapshot(st.snapshot_json(table_a))
     table_b, event_b = model(table_name, sk="EVT#{ts}#{seq}", width=6, gsi=True)
 
     out = io.StringIO()
-    report = migrate(db, table_b, before, segments=1, out=out, poll_interval=0.2)
+    report = st.migrate(db, table_b, before, segments=1, out=out, poll_interval=0.2)
     assert report.index_steps == [f"create GSI ByAction on {table_name} (backfills)"]
     [stats] = report.rewrites.values()
     assert (stats.rewritten, stats.moved) == (4, 0)  # same key, new index attributes
     hits = event_b.query(index="ByAction", action="act0").all(db)
     assert [e.seq for e in hits] == [0, 3]
 
-    again = migrate(db, table_b, before, segments=1, out=io.StringIO(), poll_interval=0.2)
+    again = st.migrate(db, table_b, before, segments=1, out=io.StringIO(), poll_interval=0.2)
     assert again.index_steps == []
     assert next(iter(again.rewrites.values())).rewritten == 0

@@ -175,7 +175,10 @@ class Table:
         self.sk = sk
         self.pk_type: KeyType = pk_type
         self.sk_type: KeyType = sk_type
-        self.escaper = SegmentEscaper(delimiter, escape)
+        try:
+            self.escaper = SegmentEscaper(delimiter, escape)
+        except ModelDefinitionError as exc:  # name the table, as every definition error does
+            raise ModelDefinitionError(f"table {name!r}: {exc}") from None
         self.delimiter = delimiter
         self.escape = escape
         self.indexes: dict[str, Index] = {}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from singletable._cursor import fingerprint, make_cursor, read_cursor
@@ -540,6 +541,21 @@ class EntityQuery(_BaseQuery[E]):
                 return _KeyCondition("begins_with", (prefix,)) if prefix else None
             op, args = self._range
             name = sk.fields[count]
+            if sk.key_type == "N":
+                # DynamoDB compares a Number sort key numerically: the bounds are the
+                # numbers themselves, never key text with a delimiter sentinel.
+                if op == "begins_with":
+                    raise QueryError(
+                        f"{self.plan.label}: begins_with({name}=...) needs a string sort key; "
+                        f"{sk.attribute!r} is a Number"
+                    )
+                numbers = tuple(sk.format({name: v}) for v in args[1:])
+                if op == "between" and Decimal(numbers[0]) > Decimal(numbers[1]):
+                    raise QueryError(
+                        f"{self.plan.label}: between({name}=...): the low bound {args[1]!r} is "
+                        f"above the high bound {args[2]!r}"
+                    )
+                return _KeyCondition(op, numbers)  # type: ignore[arg-type]
             sentinel = sk.upper_sentinel
             upper = prefix[:-1] + sentinel if prefix else None
             if op == "begins_with":

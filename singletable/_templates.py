@@ -203,7 +203,7 @@ class KeyTemplate:
     def _format_number(self, value: Any) -> str:
         segment = self.segments[0]
         assert isinstance(segment, FieldSegment)
-        segment.codec.encode(value)  # validates type and range with the codec's own errors
+        self._encode_field(segment, value)  # validates type and range, naming the field
         return str(Decimal(repr(value)) if isinstance(value, float) else value)
 
     def attribute_value(self, key: str) -> dict[str, str]:

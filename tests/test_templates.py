@@ -167,8 +167,8 @@ def entity_for(shape: TemplateShape) -> type[Entity]:
     )
 
 
-def holds(op: str, key: bytes, args: tuple[bytes, ...]) -> bool:
-    """DynamoDB's key condition on an S sort key, evaluated on UTF-8 bytes."""
+def holds(op: str, key: Any, args: tuple[Any, ...]) -> bool:
+    """DynamoDB's key condition: on UTF-8 bytes for S keys, on numbers for N keys."""
     if op == "eq":
         return key == args[0]
     if op == "begins_with":
@@ -317,7 +317,7 @@ def test_number_templates() -> None:
         number("A#{n}", n=IntCodec())
     with pytest.raises(ModelDefinitionError, match=r"'\{s\}'.*field 's' is not numeric \(str\)"):
         number("{s}", s=StrCodec())
-    with pytest.raises(KeyEncodeError, match=r"int key value 'x'"):
+    with pytest.raises(KeyEncodeError, match=r"sk template '\{n\}': field 'n': int key value 'x'"):
         template.format({"n": "x"})
     with pytest.raises(KeyDecodeError, match=r"entity T, sk template '\{n\}': field 'n'"):
         template.parse("abc")
@@ -395,3 +395,51 @@ def test_escapers_cover_every_pair() -> None:
     # Every (delimiter, escape) pair the strategies use is one a Table accepts.
     for delimiter, escape in ESCAPERS:
         assert Table("t", delimiter=delimiter, escape=escape).escaper.delimiter == delimiter
+
+
+# --------------------------------------------------------------------------------------
+# range bounds on a Number sort key: compared numerically, no sentinel
+
+number_table = Table("numbers", sk_type="N")
+
+
+class Counter(Entity, table=number_table, pk="C#{c}", sk="{n}"):
+    c: str
+    n: int
+
+
+NUMBER_OPS = ("between", "gt", "ge", "lt", "le")
+
+
+@MANY
+@given(
+    op=st.sampled_from(NUMBER_OPS),
+    bounds=st.lists(st.integers(-(10**30), 10**30), min_size=2, max_size=2).map(sorted),
+    keys=st.lists(st.integers(-(10**30), 10**30) | st.integers(-3, 3), max_size=8),
+)
+def test_number_sort_key_ranges(op: str, bounds: list[int], keys: list[int]) -> None:
+    query = Counter.query(c="x")
+    query = query.between(n=tuple(bounds)) if op == "between" else getattr(query, op)(n=bounds[0])
+    condition = query._key_condition()
+    assert condition is not None and condition.exclude is None
+    request = query.params()
+    assert request["KeyConditionExpression"].startswith("#n0 = :v0 AND #n1 ")
+    sent = [v for k, v in request["ExpressionAttributeValues"].items() if k != ":v0"]
+    assert sent == [{"N": v} for v in condition.values]
+    numbers = [Decimal(v) for v in condition.values]
+    for n in keys:
+        stored = Decimal(Counter(c="x", n=n).to_item()["SK"]["N"])
+        assert holds(condition.op, stored, tuple(numbers)) == expected(op, n, bounds)
+
+
+def test_number_sort_key_range_errors() -> None:
+    with pytest.raises(QueryError) as info:
+        Counter.query(c="x").begins_with(n="1")
+    assert "entity Counter: begins_with(n=...) needs a string sort key; 'SK' is a Number" in str(
+        info.value
+    )
+    with pytest.raises(QueryError, match=r"between\(n=\.\.\.\): the low bound 5 .* high bound -5"):
+        Counter.query(c="x").between(n=(5, -5))
+    with pytest.raises(QueryError) as info:
+        Counter.query(c="x").gt(n="a")
+    assert "Counter (table key), sk template '{n}': field 'n': int key value 'a'" in str(info.value)

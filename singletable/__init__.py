@@ -5,6 +5,7 @@ Declare a `Table`, then `Entity` classes whose key templates (``pk="ACTOR#{actor
 Every operation is a pure value with ``.params()`` before ``.run(db)`` sends it.
 """
 
+from singletable._capacity import CapacityEstimate, CapacityLine, estimate_capacity, explain
 from singletable._codecs import KeyFormat
 from singletable._embedded import embedded
 from singletable._entity import Entity, EntityPlan, IndexKeys
@@ -12,6 +13,7 @@ from singletable._errors import (
     AlreadyExistsError,
     ConditionFailedError,
     CursorError,
+    EstimateError,
     ExpressionError,
     ItemDecodeError,
     ItemEncodeError,
@@ -41,6 +43,7 @@ from singletable._expressions import (
     not_,
     or_,
 )
+from singletable._lint import LintWarning, lint_model, lint_report
 from singletable._migrate import MigrationReport, migrate
 from singletable._planner import Change, ChangeClass, MigrationPlan, plan_changes
 from singletable._query import Collection, CollectionResult, EntityQuery, Page, Scan
@@ -70,6 +73,8 @@ __all__ = [
     "BatchGet",
     "BatchWrite",
     "BatchWriteResult",
+    "CapacityEstimate",
+    "CapacityLine",
     "CapacityMeter",
     "Change",
     "ChangeClass",
@@ -83,6 +88,7 @@ __all__ = [
     "Entity",
     "EntityPlan",
     "EntityQuery",
+    "EstimateError",
     "ExpressionError",
     "FieldRef",
     "GSI",
@@ -95,6 +101,7 @@ __all__ = [
     "KeyEncodeError",
     "KeyFormat",
     "LSI",
+    "LintWarning",
     "MigrationError",
     "MigrationPlan",
     "MigrationReport",
@@ -127,6 +134,10 @@ __all__ = [
     "cloudformation_template",
     "create_table_request",
     "embedded",
+    "estimate_capacity",
+    "explain",
+    "lint_model",
+    "lint_report",
     "load_snapshot",
     "migrate",
     "not_",

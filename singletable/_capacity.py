@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from singletable._attributes import item_size
-from singletable._errors import SingleTableError
+from singletable._errors import EstimateError
 from singletable._query import CollectionQuery, EntityQuery, Scan, _BaseQuery
 from singletable._requests import (
     BatchGet,
@@ -82,10 +82,6 @@ WRITE_BLOCK_BYTES = 1024
 _MISSING_DELETE_UNITS = {"single": 1.0, "batch": 2.0, "transaction": 1.0}
 
 Kind = Literal["read", "write"]
-
-
-class EstimateError(SingleTableError, ValueError):
-    """The estimator was not given what it needs (an update's new item, a table, ...)."""
 
 
 @dataclass(frozen=True)
@@ -571,3 +567,19 @@ def _transact_write(
             )
             lines.append(line)
     return CapacityEstimate(tuple(lines))
+
+
+def explain(
+    op: Operation[Any] | _BaseQuery[Any],
+    *,
+    existing: Any = None,
+    after: Any = None,
+    read: Any = None,
+    tables: Iterable[Table] = (),
+) -> dict[str, Any]:
+    """The exact request ``op`` sends and the capacity it will consume, side by side.
+
+    Takes the same arguments as `estimate_capacity`.
+    """
+    estimate = estimate_capacity(op, existing=existing, after=after, read=read, tables=tables)
+    return {"request": op.params(), "capacity": estimate.explain()}

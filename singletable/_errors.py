@@ -110,3 +110,7 @@ class NotFoundError(ConditionFailedError):
 
 class MigrationError(SingleTableError):
     """The migration runner cannot apply a plan (a table migration, a bad checkpoint, ...)."""
+
+
+class EstimateError(SingleTableError, ValueError):
+    """The capacity estimator was not given what it needs (an update's new item, ...)."""

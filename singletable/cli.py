@@ -178,6 +178,18 @@ def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
     return 1 if report.failed else 0
 
 
+def _cmd_lint(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable._lint import lint_report
+
+    text, code = lint_report(
+        load_model(args.model),
+        writes_per_second=args.writes_per_second,
+        reads_per_second=args.reads_per_second,
+    )
+    out.write(text if text.endswith("\n") else text + "\n")
+    return code
+
+
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     # Imported lazily: the demo needs moto, which the other subcommands do not.
     from singletable._demo import run_demo
@@ -263,6 +275,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--segments", type=int, default=4, help="parallel scan segments per entity (default 4)"
     )
     p.set_defaults(func=_cmd_migrate)
+
+    p = sub.add_parser(
+        "lint",
+        help="warn about partition keys that can take only a few values (hot partitions)",
+        description="Check every partition key template (table and GSIs) for a low number of "
+        "possible values (built only from bools, enums, Literals, dates or constants), and "
+        "estimate the load per key for a request rate against DynamoDB's per-partition "
+        "limits (3,000 RCU and 1,000 WCU per second). Exit code: 0 clean, 1 warnings, 2 the "
+        "given rate exceeds a partition's limit.",
+    )
+    p.add_argument("model", help=_MODEL_HELP)
+    p.add_argument(
+        "--writes-per-second", type=float, help="expected writes per second (whole table)"
+    )
+    p.add_argument("--reads-per-second", type=float, help="expected reads per second (whole table)")
+    p.set_defaults(func=_cmd_lint)
 
     p = sub.add_parser(
         "demo",

@@ -5,6 +5,14 @@ from __future__ import annotations
 import singletable
 
 PUBLIC = {
+    "lint_report",
+    "lint_model",
+    "LintWarning",
+    "EstimateError",
+    "explain",
+    "estimate_capacity",
+    "CapacityLine",
+    "CapacityEstimate",
     # declarations and entities
     "Table",
     "GSI",

@@ -24,6 +24,7 @@ from singletable._attributes import (
     to_attribute_value,
 )
 from singletable._codecs import KeyCodec, codec_for
+from singletable._codegen import build_item_decoder, build_item_encoder
 from singletable._errors import ItemDecodeError, KeyDecodeError, ModelDefinitionError
 from singletable._expressions import FieldRef
 from singletable._table import LSI, KeySchema, Table
@@ -33,9 +34,10 @@ from singletable._types import AttributeValue, Item
 if typing.TYPE_CHECKING:
     from singletable._expressions import Condition
     from singletable._query import EntityQuery, Scan
-    from singletable._requests import Delete, Get, Put, Update
+    from singletable._requests import Delete, Get, Put, ReturnCapacity, Update
 
 # Names the Entity base class itself uses; a model field with one of them would shadow it.
+_KEY_OPTION_NAMES = frozenset({"capacity", "consistent", "condition", "return_old", "index"})
 _RESERVED_NAMES = frozenset(
     {
         "f",
@@ -131,6 +133,16 @@ class EntityPlan:
     _encoders: tuple[tuple[str, str, Callable[[Any], AttributeValue | None]], ...] = field(
         default=(), repr=False
     )
+    # Generated from the fields above (see _codegen.py): the hot paths of to_item/from_item.
+    _item_encoder: Callable[[BaseModel], Item] = field(init=False, repr=False, compare=False)
+    _item_decoder: Callable[[Mapping[str, AttributeValue]], Entity] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        encoder = build_item_encoder(self, epoch_seconds=_epoch_seconds)
+        object.__setattr__(self, "_item_encoder", encoder)
+        object.__setattr__(self, "_item_decoder", build_item_decoder(self))
 
     @property
     def label(self) -> str:
@@ -168,6 +180,10 @@ class EntityPlan:
 
     def to_item(self, obj: BaseModel) -> Item:
         """The full low-level item for a model instance, size-checked."""
+        return self._item_encoder(obj)
+
+    def _to_item_reference(self, obj: BaseModel) -> Item:
+        """`to_item` written plainly: the specification the generated encoder must match."""
         item: Item = self.key(obj)
         for index in self.indexes.values():
             index_key = index.key_item(obj)
@@ -195,6 +211,10 @@ class EntityPlan:
         Fields missing from the item (an index projection that did not copy them) are
         recovered from the key attributes when a key template holds them.
         """
+        return self._item_decoder(item)
+
+    def _from_item_reference(self, item: Mapping[str, AttributeValue]) -> Entity:
+        """`from_item` written plainly: the specification the generated decoder must match."""
         data: dict[str, Any] = {}
         for name, plan in self.fields.items():
             av = item.get(plan.attribute)
@@ -392,41 +412,49 @@ class Entity(BaseModel):
     # (the exact request) and ``.run(db)``.
 
     @classmethod
-    def get(cls, *, consistent: bool = False, **key: Any) -> Get[Self]:
+    def get(
+        cls, *, consistent: bool = False, capacity: ReturnCapacity | None = None, **key: Any
+    ) -> Get[Self]:
         """Read one item by its primary key fields (``None`` when missing)."""
         from singletable._requests import Get
 
-        return Get(cls.plan(), key, consistent=consistent)
+        return Get(cls.plan(), key, consistent=consistent, capacity=capacity)
 
     @classmethod
-    def put(cls, obj: Self, *, condition: Condition | None = None) -> Put[Self]:
+    def put(
+        cls,
+        obj: Self,
+        *,
+        condition: Condition | None = None,
+        capacity: ReturnCapacity | None = None,
+    ) -> Put[Self]:
         """Write ``obj``, replacing any item with the same key."""
         from singletable._requests import Put
 
         cls._check_instance(obj)
-        return Put(obj, condition=condition)
+        return Put(obj, condition=condition, capacity=capacity)
 
     @classmethod
-    def create(cls, obj: Self) -> Put[Self]:
+    def create(cls, obj: Self, *, capacity: ReturnCapacity | None = None) -> Put[Self]:
         """Write ``obj``; `AlreadyExistsError` if an item with its key exists."""
         from singletable._requests import Put
 
         cls._check_instance(obj)
-        return Put(obj, create=True)
+        return Put(obj, create=True, capacity=capacity)
 
     @classmethod
-    def update(cls, **key: Any) -> Update[Self]:
+    def update(cls, *, capacity: ReturnCapacity | None = None, **key: Any) -> Update[Self]:
         """Change attributes of an existing item (`NotFoundError` if it is missing)."""
         from singletable._requests import Update
 
-        return Update(cls.plan(), key)
+        return Update(cls.plan(), key, capacity=capacity)
 
     @classmethod
-    def upsert(cls, **key: Any) -> Update[Self]:
+    def upsert(cls, *, capacity: ReturnCapacity | None = None, **key: Any) -> Update[Self]:
         """Like `update`, but create the item when it is missing."""
         from singletable._requests import Update
 
-        return Update(cls.plan(), key, upsert=True)
+        return Update(cls.plan(), key, upsert=True, capacity=capacity)
 
     @classmethod
     def delete(
@@ -435,6 +463,7 @@ class Entity(BaseModel):
         *,
         condition: Condition | None = None,
         return_old: bool = False,
+        capacity: ReturnCapacity | None = None,
         **key: Any,
     ) -> Delete[Self]:
         """Delete by key fields, or delete ``obj`` (checking its version if locking is on)."""
@@ -448,7 +477,12 @@ class Entity(BaseModel):
             if plan.version_field is not None:
                 expected = getattr(obj, plan.version_field)
         return Delete(
-            plan, key, condition=condition, return_old=return_old, expected_version=expected
+            plan,
+            key,
+            condition=condition,
+            return_old=return_old,
+            expected_version=expected,
+            capacity=capacity,
         )
 
     @classmethod
@@ -605,6 +639,14 @@ def _compile(cls: type[Entity], table: Table, options: dict[str, Any]) -> Entity
         return KeyPlan(schema, pk_t, sk_t, frozenset(pk_opt | sk_opt))
 
     primary = key_plan(None, options["pk"], options.get("sk"))
+    # Key fields are passed as keyword arguments next to these options (get(consistent=
+    # ..., **key), query(index=..., **values)), so a key field cannot share their names.
+    for key_field in {*primary.fields}:
+        if key_field in _KEY_OPTION_NAMES:
+            raise ModelDefinitionError(
+                f"{label}.{key_field}: a key field cannot be named {key_field!r}, which the "
+                "operations take as an option; rename the field"
+            )
     indexes: dict[str, KeyPlan] = {}
     for index_name, keys in (options.get("indexes") or {}).items():
         spec = table.indexes.get(index_name)

@@ -461,6 +461,11 @@ def to_attribute_value(value: Any, *, where: str = "value") -> AttributeValue:
                 raise ItemEncodeError(
                     f"{where}: map keys must be strings to be stored as M, got {key!r}"
                 )
+            if not key:
+                raise ItemEncodeError(
+                    f"{where}: a map key is the empty string, which DynamoDB refuses "
+                    "(empty attribute name); use a non-empty key"
+                )
             result[key] = to_attribute_value(element, where=f"{where}[{key!r}]")
         return {"M": result}
     if isinstance(value, (list, tuple)):
@@ -992,7 +997,7 @@ def _map_codec(where: str, nullable: bool, position: str, value_codec: _Built) -
         if value.__class__ is dict and str_values:
             fast = {k: {"S": v} if v.__class__ is str else value_to(v) for k, v in value.items()}
             for key in fast:
-                if key.__class__ is not str:
+                if key.__class__ is not str or not key:
                     break
             else:
                 return {"M": fast}
@@ -1008,6 +1013,11 @@ def _map_codec(where: str, nullable: bool, position: str, value_codec: _Built) -
                         f"{where}: map keys must be strings to be stored as M, got {key!r}"
                     )
                 key = str(key)
+            if not key:
+                raise ItemEncodeError(
+                    f"{where}: a map key is the empty string, which DynamoDB refuses "
+                    "(empty attribute name); use a non-empty key"
+                )
             result[key] = value_to(element)
         return {"M": result}
 

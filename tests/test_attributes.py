@@ -478,7 +478,7 @@ def test_generic_converter() -> None:
         | st.integers(min_value=-(10**30), max_value=10**30),
         lambda children: (
             st.lists(children, max_size=4)
-            | st.dictionaries(st.text(max_size=5), children, max_size=4)
+            | st.dictionaries(st.text(min_size=1, max_size=5), children, max_size=4)
         ),
         max_leaves=20,
     )
@@ -656,3 +656,14 @@ def test_specialised_fast_paths_still_check_their_input() -> None:
     assert amount.to_av(Decimal("0E-200")) == {"N": "0"}
     with pytest.raises(ItemEncodeError, match=r"Doc\.amount.*too small"):
         amount.to_av(Decimal("1E-131"))
+
+
+def test_empty_map_keys_are_refused_naming_the_field() -> None:
+    typed = attribute_codec_for(dict[str, str], (), where="Doc.labels")
+    with pytest.raises(ItemEncodeError, match=r"Doc\.labels: a map key is the empty string"):
+        typed.to_av({"ok": "1", "": "2"})
+    nested = attribute_codec_for(dict[str, int], (), where="Doc.counts")
+    with pytest.raises(ItemEncodeError, match=r"Doc\.counts: a map key is the empty string"):
+        nested.to_av({"": 1})
+    with pytest.raises(ItemEncodeError, match=r"meta: a map key is the empty string"):
+        to_attribute_value({"": "x"}, where="meta")

@@ -248,13 +248,17 @@ class _BaseQuery(Generic[T]):
 
     # -- streaming ---------------------------------------------------------------------
 
-    def stream_pages(self, cursor: str | None = None) -> Stream[Page[T]]:
-        """A stream of pages (one per DynamoDB response, honouring `limit`)."""
+    def stream_pages(self, cursor: str | None = None, *, cursors: bool = True) -> Stream[Page[T]]:
+        """A stream of pages (one per DynamoDB response, honouring `limit`).
+
+        With ``cursors=False`` pages carry no resume cursor (``Page.cursor`` is ``None``),
+        which spares hashing the query and encoding a cursor when nobody will resume.
+        """
         request = self.params(cursor)
         remaining = self._limit
         excluded = self._excluded_key()
         sk_attribute = self._sort_attribute()
-        query_fp = self._fingerprint()
+        query_fp: dict[str, str] | None = None  # computed when the first cursor is made
         while True:
             response = yield Call(self.action, request)
             page: Page[T] = Page([], None)
@@ -287,7 +291,9 @@ class _BaseQuery(Generic[T]):
             if finished and last_item is not None:
                 # Resume after the last item handed out, not after DynamoDB's page.
                 last_key = self._start_key(last_item)
-            if more and last_key is not None:
+            if cursors and more and last_key is not None:
+                if query_fp is None:
+                    query_fp = self._fingerprint()
                 page.cursor = make_cursor(query_fp, last_key, secret=self._secret)
             yield Emit(page)
             if not more or last_key is None or finished:
@@ -303,7 +309,7 @@ class _BaseQuery(Generic[T]):
 
     def stream_items(self, cursor: str | None = None) -> Stream[T]:
         """A stream of results, lazily fetched page by page."""
-        pages = self.stream_pages(cursor)
+        pages = self.stream_pages(cursor, cursors=False)
         sent: Any = None
         while True:
             try:
@@ -324,7 +330,10 @@ class _BaseQuery(Generic[T]):
 
     def iter(self, db: StreamExecutor, cursor: str | None = None) -> Iterator[T]:
         """Iterate over every result, fetching pages lazily."""
-        return db.stream(self.stream_items(cursor))
+        # Driving the page stream and flattening here (rather than stream_items) spares
+        # an Emit and two generator hops per item.
+        for page in db.stream(self.stream_pages(cursor, cursors=False)):
+            yield from page.items
 
     def all(self, db: StreamExecutor, cursor: str | None = None) -> list[T]:
         """Every result, as a list."""
@@ -625,7 +634,21 @@ class EntityQuery(_BaseQuery[E]):
     def _partition_av(self) -> tuple[str, dict[str, str]] | None:
         return self.key_plan.schema.pk, self.key_plan.pk.attribute_value(self.partition)
 
+    def _check_keys_only(self) -> None:
+        if not self._keys_only():
+            return
+        recoverable = {*self.plan.primary.fields, *self.key_plan.fields}
+        wanted = self._projection if self._projection is not None else tuple(self.plan.fields)
+        lost = [f for f in wanted if f not in recoverable]
+        if lost:
+            raise QueryError(
+                f"{self.plan.label}: index {self._index()!r} projects KEYS_ONLY, so field "
+                f"{lost[0]!r} is not in its items; use .project(...) with key fields only "
+                f"({', '.join(sorted(recoverable))}), then read full items by key"
+            )
+
     def _request(self, ph: Placeholders) -> dict[str, Any]:
+        self._check_keys_only()
         schema = self.key_plan.schema
         pk_ref = _sk_ref(schema.pk)
         parts = [render_condition(pk_ref == self.key_plan.pk.attribute_value(self.partition), ph)]
@@ -644,7 +667,9 @@ class EntityQuery(_BaseQuery[E]):
             request["IndexName"] = self._index()
         if not self._forward:
             request["ScanIndexForward"] = False
-        if self._projection is not None:
+        # A KEYS_ONLY index holds nothing but keys (asking a GSI for more is an error):
+        # the projected fields are parsed from those keys instead.
+        if self._projection is not None and not self._keys_only():
             attrs = [self.plan.fields[f].attribute for f in self._projection]
             keys = list(self._start_key_attributes())
             request["ProjectionExpression"] = render_projection(
@@ -680,8 +705,17 @@ class EntityQuery(_BaseQuery[E]):
             "projection": self._projection,
         }
 
+    def _keys_only(self) -> bool:
+        index = self._index()
+        spec = self.table.indexes.get(index) if index is not None else None
+        return spec is not None and spec.projection.type == "KEYS_ONLY"
+
     def _decode(self, item: Item) -> Any:
         name = item.get(self.table.entity_attribute, {}).get("S")
+        if name is None and self._keys_only() and not self._needs_type_filter():
+            # A KEYS_ONLY index copies no identifier, but no other entity can have keys
+            # in this range: the item is ours, and its fields come from its keys.
+            name = self.plan.name
         if name != self.plan.name:
             return None
         if self._projection is not None:
@@ -691,6 +725,9 @@ class EntityQuery(_BaseQuery[E]):
                 av = item.get(plan.attribute)
                 if av is not None:
                     result[f] = plan.codec.from_av(av)
+            if len(result) < len(self._projection):
+                recovered = self.plan.fields_from_keys(item)
+                result.update({f: recovered[f] for f in self._projection if f in recovered})
             return result
         return self.plan.from_item(item)
 

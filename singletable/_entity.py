@@ -233,6 +233,12 @@ class EntityPlan:
         except ValueError as exc:
             raise ItemDecodeError(f"{self.label}: stored item does not validate: {exc}") from exc
 
+    def fields_from_keys(self, item: Mapping[str, AttributeValue]) -> dict[str, Any]:
+        """The field values that the item's key attributes hold (where they parse)."""
+        data: dict[str, Any] = {}
+        self._fill_from_keys(item, data)
+        return data
+
     def _fill_from_keys(self, item: Mapping[str, AttributeValue], data: dict[str, Any]) -> None:
         for key_plan in (self.primary, *self.indexes.values()):
             for template in key_plan.templates():

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from typing_extensions import TypeAlias
+from typing import Any, TypeAlias
 
 #: A DynamoDB low-level attribute value, e.g. ``{"S": "abc"}`` or ``{"N": "42"}``.
 AttributeValue: TypeAlias = "dict[str, Any]"

@@ -399,7 +399,9 @@ class _EncoderBuilder:
             return f"{x}.__class__ is dict", [
                 f"{entries} = {{}}",
                 f"for k, e in {x}.items():",
-                "    if k.__class__ is str and e.__class__ is str:",
+                # Exactly the codec's fast path (str keys, non-empty; str values); any
+                # other entry sends the whole map through the codec, which decides.
+                "    if k.__class__ is str and k and e.__class__ is str:",
                 f"        {entries}[k] = {{'S': e}}",
                 "        n += len(k) + len(e)",
                 "    else:",

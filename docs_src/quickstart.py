@@ -30,7 +30,11 @@ def main() -> list[AuditEvent]:
     with st.embedded(app) as db:  # an in-memory DynamoDB (moto)
         for i in range(5):
             event = AuditEvent(
-                actor_id="u_8814", ts=t0 + timedelta(minutes=i), seq=i, action="edit", target="doc/1"
+                actor_id="u_8814",
+                ts=t0 + timedelta(minutes=i),
+                seq=i,
+                action="edit",
+                target="doc/1",
             )
             AuditEvent.put(event).run(db)
 

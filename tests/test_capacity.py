@@ -187,10 +187,12 @@ def test_query_pages_follow_the_limit_and_round_once_per_page() -> None:
 
 def test_index_query_is_billed_on_index_entries() -> None:
     items = [doc(4000, rev=i, tag="t").to_item() for i in range(3)]
-    estimate = estimate_capacity(Doc.query(index="ByTag", tag="t"), read=items)
+    # A KEYS_ONLY index returns key fields only, so the query projects them.
+    by_tag = Doc.query(index="ByTag", tag="t").project("doc_id", "rev", "tag")
+    estimate = estimate_capacity(by_tag, read=items)
     assert estimate.index_units["ByTag"] == 0.5  # keys only: a few dozen bytes each
     with pytest.raises(EstimateError, match=r"index 'ByTag' lacks that index's key"):
-        estimate_capacity(Doc.query(index="ByTag", tag="t"), read=[doc(100).to_item()])
+        estimate_capacity(by_tag, read=[doc(100).to_item()])
 
 
 def test_scan_is_billed_like_a_query() -> None:

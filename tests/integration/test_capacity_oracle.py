@@ -281,7 +281,7 @@ def _scenario(
     before = o.item(part, 1)
     estimate = estimate_capacity(update, existing=before, after=target.to_item())
     result = o.check("update", estimate, lambda: update.run(db))
-    assert result.to_item() == target.to_item()
+    assert result == target  # as models: a set read back may list its elements in any order
     o.stored[(part, 1)] = target
 
     # more items in the partition, by batch write (plus a missing delete)

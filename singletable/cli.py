@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -316,6 +317,11 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     except (CLIError, SingleTableError) as exc:
         print(f"singletable {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`singletable demo | head`): stop quietly like other
+        # command-line tools, and keep the interpreter from complaining at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return code
 
 

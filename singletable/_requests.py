@@ -396,6 +396,10 @@ class Delete(Operation["E | None"]):
 class Update(Operation[E]):
     """Change some attributes of an existing item (``upsert=True``: create it if missing).
 
+    An upsert must be able to create a complete item: it refuses to run without a value
+    for every required field, and writes the defaults of the fields it does not set with
+    ``if_not_exists`` (so an existing item keeps its values).
+
     Setting a field that feeds an index key template rewrites that index's key attributes
     in the same request; the template's other fields must be known (primary key fields
     are; pass others with `Update.set` or `Update.known`). Primary key fields cannot be
@@ -602,7 +606,33 @@ class Update(Operation[E]):
             if plan.created_at_field is not None:
                 ref = self._ref(plan.created_at_field)
                 actions.append(ref.set(ref.if_not_exists(now)))
+            actions.extend(self._upsert_defaults(actions))
         return actions
+
+    def _upsert_defaults(self, actions: list[UpdateAction]) -> list[UpdateAction]:
+        """What an upsert must write so that an item it creates decodes and filters right.
+
+        A required field the upsert does not set would leave a created item undecodable:
+        refuse it. Fields with a (non-None) default are written with ``if_not_exists``,
+        so a created item holds them as a put would, and an existing one keeps its values.
+        """
+        plan = self.plan
+        touched = update_paths(actions)
+        defaults: list[UpdateAction] = []
+        for name, field_plan in plan.fields.items():
+            if field_plan.attribute in touched:
+                continue
+            if field_plan.required:
+                raise ExpressionError(
+                    f"{plan.label}: upsert may create the item, and required field {name!r} "
+                    "would be missing; set it, or use update() for existing items only"
+                )
+            default = plan.model.model_fields[name].get_default(call_default_factory=True)
+            if default is None or field_plan.codec.to_av(default) is None:
+                continue  # None and empty sets are stored by leaving the attribute out
+            ref = self._ref(name)
+            defaults.append(ref.set(ref.if_not_exists(default)))
+        return defaults
 
     def _full_condition(self) -> Condition | None:
         parts: list[Condition] = []

@@ -226,31 +226,51 @@ def test_ttl_field_changed_by_a_raw_action_is_refused() -> None:
 
 
 def test_upsert_params() -> None:
-    assert Doc.upsert(doc_id="d1").increment("size").at(T0).params() == {
+    up = Doc.upsert(doc_id="d1").set(owner="o", status="draft").increment("size").at(T0)
+    assert up.params() == {
         "TableName": "pure",
         "Key": KEY,
-        "UpdateExpression": "SET #n0 = #n0 + :v0, #n1 = :v1, #n2 = :v2, #n3 = :v3, #n4 = :v4, "
-        "#n5 = if_not_exists(#n5, :v5) ADD #n6 :v6",
+        "UpdateExpression": "SET #n0 = :v0, #n1 = :v1, #n2 = #n2 + :v2, #n3 = :v3, #n4 = :v4, "
+        "#n5 = :v5, #n6 = :v6, #n7 = :v7, #n8 = :v8, #n9 = if_not_exists(#n9, :v9) "
+        "ADD #n10 :v10",
         "ExpressionAttributeNames": {
-            "#n0": "size",
-            "#n1": "updated_at",
-            "#n2": "_et",
-            "#n3": "_ev",
-            "#n4": "doc_id",
-            "#n5": "created_at",
-            "#n6": "version",
+            "#n0": "owner",
+            "#n1": "status",
+            "#n2": "size",
+            "#n3": "GSI1PK",
+            "#n4": "GSI1SK",
+            "#n5": "updated_at",
+            "#n6": "_et",
+            "#n7": "_ev",
+            "#n8": "doc_id",
+            "#n9": "created_at",
+            "#n10": "version",
         },
         "ExpressionAttributeValues": {
-            ":v0": {"N": "1"},
-            ":v1": STAMP,
-            ":v2": {"S": "Doc"},
-            ":v3": {"N": "1"},
-            ":v4": {"S": "d1"},
+            ":v0": {"S": "o"},
+            ":v1": {"S": "draft"},
+            ":v2": {"N": "1"},
+            ":v3": {"S": "OWNER#o"},
+            ":v4": {"S": "draft#d1"},
             ":v5": STAMP,
-            ":v6": {"N": "1"},
+            ":v6": {"S": "Doc"},
+            ":v7": {"N": "1"},
+            ":v8": {"S": "d1"},
+            ":v9": STAMP,
+            ":v10": {"N": "1"},
         },
         "ReturnValues": "ALL_NEW",
     }
+
+
+def test_upsert_writes_missing_defaults_with_if_not_exists() -> None:
+    params = Doc.upsert(doc_id="d1").set(owner="o").known(status="draft").at(T0).params()
+    names = params["ExpressionAttributeNames"]
+    status = next(k for k, v in names.items() if v == "status")
+    assert f"{status} = if_not_exists({status}, " in params["UpdateExpression"]
+    size = next(k for k, v in names.items() if v == "size")
+    assert f"{size} = if_not_exists({size}, " in params["UpdateExpression"]
+    assert "tags" not in names.values()  # an empty set is stored by leaving it out
 
 
 def test_batch_params() -> None:

@@ -135,7 +135,7 @@ def test_update_of_missing_item_raises_not_found(m: Models) -> None:
 def test_upsert_creates_then_updates(m: Models) -> None:
     created = m.Thing.upsert(box="b", thing_id="t1").set(name="made").add(count=1).run(m.db)
     assert created == m.Thing(box="b", thing_id="t1", name="made", count=1)
-    again = m.Thing.upsert(box="b", thing_id="t1").add(count=2).run(m.db)
+    again = m.Thing.upsert(box="b", thing_id="t1").set(name="made").add(count=2).run(m.db)
     assert (again.name, again.count) == ("made", 3)
     # An upserted item is stored like a put one: key fields are attributes too, so
     # filters on them see it.
@@ -146,6 +146,22 @@ def test_upsert_creates_then_updates(m: Models) -> None:
     assert raw["_et"] == {"S": "Thing"}
     found = m.Thing.query(box="b").filter(m.Thing.f.thing_id == "t1").all(m.db)
     assert found == [again]
+
+
+def test_upsert_refuses_to_create_an_item_missing_a_required_field(m: Models) -> None:
+    with pytest.raises(
+        st.ExpressionError,
+        match=r"Thing: upsert may create the item, and "
+        r"required field 'name' would be missing",
+    ):
+        m.Thing.upsert(box="b", thing_id="t9").add(count=1).params()
+    # Fields with defaults are written only where the item has none yet.
+    created = m.Thing.upsert(box="b", thing_id="t9").set(name="n").run(m.db)
+    raw = m.raw("BOX#b", "THING#t9")
+    assert raw is not None and raw["count"] == {"N": str(created.count)}
+    m.Thing.update(box="b", thing_id="t9").set(count=7).run(m.db)
+    kept = m.Thing.upsert(box="b", thing_id="t9").set(name="n2").run(m.db)
+    assert (kept.name, kept.count) == ("n2", 7)
 
 
 # --------------------------------------------------------------------------- stamping, TTL
@@ -163,7 +179,13 @@ def test_created_and_updated_at_are_stamped(m: Models) -> None:
     assert (upserted.created_at, upserted.updated_at) == (T1, T1)
     # A second upsert keeps created_at (if_not_exists) and moves updated_at.
     later = T1 + timedelta(minutes=5)
-    again = m.Doc.upsert(doc_id="d2").set(title="x").at(later).run(m.db)
+    again = (
+        m.Doc.upsert(doc_id="d2")
+        .set(owner="bob", title="x")
+        .known(status="draft")
+        .at(later)
+        .run(m.db)
+    )
     assert (again.created_at, again.updated_at) == (T1, later)
 
 

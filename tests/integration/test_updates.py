@@ -82,11 +82,11 @@ def test_if_not_exists(m: Models) -> None:
     fresh = m.Thing.upsert(box="b", thing_id="t2").set(name="n").run(m.db)
     raw = m.raw("BOX#b", "THING#t2")
     assert raw is not None
-    assert "count" not in raw
-    assert fresh.count == 0  # the model default
-    up = m.Thing.upsert(box="b", thing_id="t2")
+    assert raw["count"] == {"N": "0"}  # the default, written as a put would
+    assert fresh.count == 0
+    up = m.Thing.upsert(box="b", thing_id="t2").set(name="n")
     assert up.apply(bump).run(m.db).count == 1
-    assert m.Thing.upsert(box="b", thing_id="t2").apply(bump).run(m.db).count == 2
+    assert m.Thing.update(box="b", thing_id="t2").apply(bump).run(m.db).count == 2
 
 
 def test_increment(m: Models) -> None:

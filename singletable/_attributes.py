@@ -210,8 +210,8 @@ def _float_text(value: float, where: str) -> str:
     return text
 
 
-def _number_text(value: Any, where: str) -> str:
-    """Convert any supported number (not bool) to DynamoDB number text."""
+def number_text(value: Any, where: str) -> str:
+    """Convert any supported number (not bool) to DynamoDB number text, within its limits."""
     if isinstance(value, bool):
         raise ItemEncodeError(f"{where}: expected a number, got the bool {value!r}")
     if isinstance(value, int):
@@ -393,7 +393,7 @@ def _set_to_av(value: set[Any] | frozenset[Any], where: str) -> AttributeValue:
     if all(isinstance(e, (bytes, bytearray)) for e in value):
         return {"BS": [bytes(e) for e in value]}
     if all(isinstance(e, (int, float, Decimal)) and not isinstance(e, bool) for e in value):
-        return {"NS": [_number_text(e, where) for e in value]}
+        return {"NS": [number_text(e, where) for e in value]}
     raise ItemEncodeError(
         f"{where}: a set must hold only strings, only numbers or only bytes to be stored "
         "as SS, NS or BS"
@@ -435,7 +435,7 @@ def to_attribute_value(value: Any, *, where: str = "value") -> AttributeValue:
     if cls is bool:
         return {"BOOL": value}
     if cls is int or cls is float or cls is Decimal:
-        return {"N": _number_text(value, where)}
+        return {"N": number_text(value, where)}
     if isinstance(value, enum.Enum):
         return to_attribute_value(value.value, where=where)
     if isinstance(value, str):
@@ -443,7 +443,7 @@ def to_attribute_value(value: Any, *, where: str = "value") -> AttributeValue:
     if isinstance(value, bool):
         return {"BOOL": bool(value)}
     if isinstance(value, (int, float, Decimal)):
-        return {"N": _number_text(value, where)}
+        return {"N": number_text(value, where)}
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"B": bytes(value)}
     if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
@@ -664,7 +664,7 @@ def _scalar_float(where: str, nullable: bool, position: str) -> _Built:
         if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
             if isinstance(value, float):
                 return {"N": _float_text(float(value), where)}
-            return {"N": _number_text(value, where)}
+            return {"N": number_text(value, where)}
         raise ItemEncodeError(f"{where}: expected a float, got {type(value).__name__}")
 
     def to_av(value: Any) -> AttributeValue | None:
@@ -702,7 +702,7 @@ def _scalar_decimal(where: str, nullable: bool, position: str) -> _Built:
         if value is None:
             return on_none()  # type: ignore[no-any-return]
         if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
-            return {"N": _number_text(value, where)}
+            return {"N": number_text(value, where)}
         raise ItemEncodeError(f"{where}: expected a Decimal, got {type(value).__name__}")
 
     def from_av(av: AttributeValue) -> Any:

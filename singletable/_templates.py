@@ -15,8 +15,14 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
+from singletable._attributes import number_text
 from singletable._codecs import KeyCodec, SegmentEscaper
-from singletable._errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError
+from singletable._errors import (
+    ItemEncodeError,
+    KeyDecodeError,
+    KeyEncodeError,
+    ModelDefinitionError,
+)
 
 _FIELD_SEGMENT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -204,7 +210,12 @@ class KeyTemplate:
         segment = self.segments[0]
         assert isinstance(segment, FieldSegment)
         self._encode_field(segment, value)  # validates type and range, naming the field
-        return str(Decimal(repr(value)) if isinstance(value, float) else value)
+        try:
+            # A Number key is a DynamoDB number: at most 38 significant digits and
+            # DynamoDB's magnitude range, checked like any number attribute.
+            return number_text(value, f"{self.where}: field {segment.name!r}")
+        except ItemEncodeError as exc:
+            raise KeyEncodeError(str(exc)) from None
 
     def attribute_value(self, key: str) -> dict[str, str]:
         """The low-level AttributeValue for a formatted key."""

@@ -443,3 +443,17 @@ def test_number_sort_key_range_errors() -> None:
     with pytest.raises(QueryError) as info:
         Counter.query(c="x").gt(n="a")
     assert "Counter (table key), sk template '{n}': field 'n': int key value 'a'" in str(info.value)
+
+
+def test_number_sort_key_refuses_values_dynamodb_numbers_cannot_hold() -> None:
+    table = Table("numbers-38", sk_type="N")
+
+    class Row(Entity, table=table, pk="R#{r}", sk="{n}"):
+        r: str
+        n: int
+
+    assert Row(r="a", n=10**40).to_item()["SK"] == {"N": str(10**40)}  # 1 significant digit
+    with pytest.raises(KeyEncodeError, match=r"sk template '\{n\}': field 'n': .* 41 significant"):
+        Row.get(r="a", n=10**40 + 1).params()
+    with pytest.raises(KeyEncodeError, match=r"at most 38"):
+        Row(r="a", n=10**40 + 1).to_item()

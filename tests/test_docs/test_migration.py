@@ -1,0 +1,23 @@
+"""The planner example of docs/schema.md classifies each change as the page says."""
+
+import singletable as st
+from docs_src import migration
+
+
+def test_plan_classifies_each_change(capsys):
+    plan = migration.main()
+    kinds = {c.subject: c.kind for c in plan.changes}
+    assert kinds == {
+        "GSI GSI1 added": st.ChangeClass.SAFE,
+        "entity Order@1, <table> key": st.ChangeClass.ITEM_REWRITE,
+        "entity Order@1, GSI1 key": st.ChangeClass.ITEM_REWRITE,
+        "entity Order@1, attribute status": st.ChangeClass.SAFE,
+    }
+    assert plan.exit_code == 4
+    assert "width 6 -> 8" in capsys.readouterr().out
+
+
+def test_an_unchanged_model_plans_nothing():
+    snapshot = st.load_snapshot(st.snapshot_json(migration.before()))
+    plan = st.plan_changes(migration.before(), snapshot)
+    assert plan.changes == () and plan.exit_code == 0

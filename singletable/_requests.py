@@ -524,17 +524,23 @@ class Update(Operation[E]):
 
     # -- rendering -----------------------------------------------------------------------
 
-    def _index_key_actions(self) -> list[UpdateAction]:
-        """Rewrite (or remove) the key attributes of every index fed by a changed field."""
+    def _index_key_actions(self, stamps: Mapping[str, Any]) -> list[UpdateAction]:
+        """Rewrite (or remove) the key attributes of every index fed by a changed field.
+
+        ``stamps`` are the values the update writes on its own (the updated_at stamp): an
+        index keyed on them changes like one keyed on a field set with `set`.
+        """
         plan = self.plan
-        changed = {name for name in plan.fields if name in update_paths(self._actions)}
+        paths = update_paths(self._actions) | set(stamps)
+        changed = {name for name in plan.fields if name in paths}
         actions: list[UpdateAction] = []
-        known = {**self.key_values, **self._known, **self._sets}
+        sets = {**self._sets, **stamps}
+        known = {**self.key_values, **self._known, **sets}
         for index in plan.indexes.values():
             touched = changed & set(index.fields)
             if not touched:
                 continue
-            raw = touched - set(self._sets)
+            raw = touched - set(sets)
             if raw:
                 raise ExpressionError(
                     f"{plan.label}: field {sorted(raw)[0]!r} feeds the key of index "
@@ -587,11 +593,14 @@ class Update(Operation[E]):
         actions = list(self._actions)
         if not actions:
             raise ExpressionError(f"{plan.label}: an update needs at least one change")
-        actions.extend(self._index_key_actions())
-        actions.extend(self._ttl_actions())
         now = self._now or _now()
+        stamps: dict[str, Any] = {}
         if plan.updated_at_field is not None and plan.updated_at_field not in self._sets:
-            actions.append(self._ref(plan.updated_at_field).set(now))
+            stamps[plan.updated_at_field] = now
+        actions.extend(self._index_key_actions(stamps))
+        actions.extend(self._ttl_actions())
+        for name, value in stamps.items():
+            actions.append(self._ref(name).set(value))
         if plan.version_field is not None:
             ref = self._ref(plan.version_field)
             actions.append(ref.add(1))  # ADD starts a missing version at 1

@@ -837,7 +837,27 @@ class CollectionQuery(_BaseQuery["Entity"]):
         self.partition = _partition_key(collection.plans[0], key_plan, values)
         self._values = dict(values)
         self._prefix: str | None = None
+        #: The whole shared sort key, when every one of its fields was given.
+        self._sk_equals: str | None = None
         self._forward = True
+        sk = key_plan.sk
+        given = [f for f in (sk.fields if sk else ()) if f in values]
+        if sk is not None and given:
+            # Shared sort key fields narrow the read like an entity query's: equality on
+            # all of them, a segment-boundary prefix on the leading ones.
+            if tuple(given) != sk.fields[: len(given)]:
+                gap = next(f for f in sk.fields if f not in values)
+                raise QueryError(
+                    f"collection {collection.name!r}: sort key fields must be given in "
+                    f"template order ({sk.source!r}); {given[-1]!r} was given without {gap!r}"
+                )
+            try:
+                if len(given) == len(sk.fields):
+                    self._sk_equals = sk.format(values)
+                else:
+                    self._prefix = sk.prefix(values, len(given))
+            except KeyEncodeError as exc:
+                raise QueryError(str(exc)) from None
 
     def _shared_sk_field(self, name: str) -> bool:
         sources = {kp.sk.source if kp.sk else None for kp in self.collection.key_plans}
@@ -858,6 +878,11 @@ class CollectionQuery(_BaseQuery["Entity"]):
             raise QueryError(
                 f"collection {self.collection.name!r}: begins_with({name}=...) needs every "
                 "entity to share one sort key template whose first field is that field"
+            )
+        if self._prefix is not None or self._sk_equals is not None:
+            raise QueryError(
+                f"collection {self.collection.name!r}: begins_with({name}=...) cannot be "
+                "combined with sort key fields given to query()"
             )
         q = self._copy()
         try:
@@ -885,7 +910,10 @@ class CollectionQuery(_BaseQuery["Entity"]):
         parts = [
             render_condition(_sk_ref(schema.pk) == key_plan.pk.attribute_value(self.partition), ph)
         ]
-        if self._prefix and schema.sk:
+        if self._sk_equals is not None and schema.sk and key_plan.sk is not None:
+            sk_av = key_plan.sk.attribute_value(self._sk_equals)
+            parts.append(render_condition(_sk_ref(schema.sk) == sk_av, ph))
+        elif self._prefix and schema.sk:
             parts.append(render_condition(_sk_ref(schema.sk).begins_with(self._prefix), ph))
         request: dict[str, Any] = {
             "TableName": self.table.name,
@@ -905,6 +933,7 @@ class CollectionQuery(_BaseQuery["Entity"]):
             "collection": self.collection.name,
             "partition": self.partition,
             "prefix": self._prefix,
+            "sk": self._sk_equals,
             "forward": self._forward,
         }
 

@@ -1,5 +1,7 @@
 """The planner example of docs/schema.md classifies each change as the page says."""
 
+from pathlib import Path
+
 import singletable as st
 from docs_src import migration
 
@@ -21,3 +23,9 @@ def test_an_unchanged_model_plans_nothing():
     snapshot = st.load_snapshot(st.snapshot_json(migration.before()))
     plan = st.plan_changes(migration.before(), snapshot)
     assert plan.changes == () and plan.exit_code == 0
+
+
+def test_the_output_shown_in_the_docs_is_the_real_output():
+    page = (Path(__file__).parents[2] / "docs" / "schema.md").read_text(encoding="utf-8")
+    shown = page.split("It prints:\n\n```text\n", 1)[1].split("```", 1)[0]
+    assert shown == migration.main().to_text()

@@ -451,6 +451,9 @@ class EntityQuery(_BaseQuery[E]):
         self._range: tuple[str, tuple[Any, ...]] | None = None
         self._forward = True
         self._projection: tuple[str, ...] | None = None
+        #: Set on the copy that count() sends: it reads no attributes, so neither a
+        #: projection nor a KEYS_ONLY index's missing fields matter.
+        self._counting = False
 
     # -- sort key conditions -----------------------------------------------------------
 
@@ -648,7 +651,8 @@ class EntityQuery(_BaseQuery[E]):
             )
 
     def _request(self, ph: Placeholders) -> dict[str, Any]:
-        self._check_keys_only()
+        if not self._counting:
+            self._check_keys_only()
         schema = self.key_plan.schema
         pk_ref = _sk_ref(schema.pk)
         parts = [render_condition(pk_ref == self.key_plan.pk.attribute_value(self.partition), ph)]
@@ -669,7 +673,7 @@ class EntityQuery(_BaseQuery[E]):
             request["ScanIndexForward"] = False
         # A KEYS_ONLY index holds nothing but keys (asking a GSI for more is an error):
         # the projected fields are parsed from those keys instead.
-        if self._projection is not None and not self._keys_only():
+        if self._projection is not None and not self._keys_only() and not self._counting:
             attrs = [self.plan.fields[f].attribute for f in self._projection]
             keys = list(self._start_key_attributes())
             request["ProjectionExpression"] = render_projection(
@@ -736,7 +740,11 @@ class EntityQuery(_BaseQuery[E]):
         return sum(db.stream(self._count_stream()))
 
     def _count_stream(self) -> Stream[int]:
-        request = self.params()
+        # DynamoDB refuses a ProjectionExpression with Select=COUNT: count the query
+        # without the projection (same key condition and filter).
+        counting = self._copy()
+        counting._counting = True
+        request = counting.params()
         request.pop("Limit", None)
         excluded = self._excluded_key()
         if excluded is None:

@@ -37,3 +37,48 @@ def test_collection_query_uses_the_shared_sort_key_fields_it_accepts(
     assert [(type(i).__name__, i.path) for i in result] == [("File", "r/x")]
     assert tree.query(account="a", path="nope").all(db) == []
     assert [i.path for i in tree.query(account="a", path="s").all(db)] == ["s"]
+
+
+def test_projected_count_is_a_valid_request(table_name: str, dynamodb_client: Any) -> None:
+    # Bug: count() kept the ProjectionExpression of .project(...) next to Select=COUNT
+    # (or, with a strict lt, left its names unused): DynamoDB refuses both.
+    table = st.Table(table_name)
+
+    class Ev(st.Entity, table=table, pk="A#{a}", sk="E#{n}"):
+        a: str
+        n: int
+        note: str = ""
+
+    db = st.Connection(dynamodb_client)
+    db.create_table(table)
+    st.BatchWrite([Ev(a="x", n=n, note="hi") for n in range(5)]).run(db)
+    query = Ev.query(a="x").project("note")
+    assert query.count(db) == 5
+    assert query.lt(n=3).count(db) == 3
+    assert len(query.lt(n=3).all(db)) == 3
+
+
+def test_count_on_a_keys_only_index(table_name: str, dynamodb_client: Any) -> None:
+    # Bug: count() on a KEYS_ONLY index was refused because whole objects cannot be
+    # decoded from its items, although a count decodes nothing.
+    table = st.Table(
+        table_name,
+        indexes=[st.GSI("ByOwner", pk="GSI1PK", sk="GSI1SK", projection=st.Projection.keys_only())],
+    )
+
+    class Doc(
+        st.Entity,
+        table=table,
+        pk="DOC#{doc_id}",
+        sk="META",
+        indexes={"ByOwner": st.IndexKeys(pk="OWNER#{owner}", sk="{doc_id}")},
+    ):
+        doc_id: str
+        owner: str
+        body: str = ""
+
+    db = st.Connection(dynamodb_client)
+    db.create_table(table)
+    st.BatchWrite([Doc(doc_id=d, owner="ann", body="b") for d in ("d1", "d2", "d3")]).run(db)
+    assert Doc.query(index="ByOwner", owner="ann").count(db) == 3
+    assert Doc.query(index="ByOwner", owner="ann").lt(doc_id="d3").count(db) == 2

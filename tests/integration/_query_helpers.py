@@ -34,3 +34,12 @@ class RecordingClient:
     def raw_items(self) -> list[dict[str, Any]]:
         """Every item the backend returned, across all recorded calls."""
         return [item for _, _, response in self.calls for item in response.get("Items", [])]
+
+
+def recorded_connection(recorder: RecordingClient, table: Any) -> Any:
+    """A `singletable.Connection` through ``recorder``, with ``table`` created."""
+    import singletable as st
+
+    connection = st.Connection(recorder)  # type: ignore[arg-type]
+    connection.create_table(table)
+    return connection

@@ -16,7 +16,7 @@ import pytest
 
 import singletable as st
 
-from ._query_helpers import RecordingClient
+from ._query_helpers import RecordingClient, recorded_connection
 
 UTC = timezone.utc
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=UTC)
@@ -56,8 +56,7 @@ def recorder(dynamodb_client: Any) -> RecordingClient:
 
 @pytest.fixture
 def db(app: SimpleNamespace, recorder: RecordingClient) -> st.Connection:
-    connection = st.Connection(recorder)  # type: ignore[arg-type]
-    connection.create_table(app.table)
+    connection = recorded_connection(recorder, app.table)
     events = [
         app.Event(pid="p", ts=T0 + timedelta(hours=h), seq=i, kind="login" if i % 3 else "edit")
         for i, h in enumerate(HOURS)

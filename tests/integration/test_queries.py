@@ -11,7 +11,7 @@ import pytest
 
 import singletable as st
 
-from ._query_helpers import RecordingClient
+from ._query_helpers import RecordingClient, recorded_connection
 
 UTC = timezone.utc
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=UTC)
@@ -70,8 +70,7 @@ def recorder(dynamodb_client: Any) -> RecordingClient:
 
 @pytest.fixture
 def db(app: SimpleNamespace, recorder: RecordingClient) -> st.Connection:
-    connection = st.Connection(recorder)  # type: ignore[arg-type]
-    connection.create_table(app.table)
+    connection = recorded_connection(recorder, app.table)
     items: list[st.Entity] = [app.Profile(actor_id="u1", name="Ann")]
     for i, hours in enumerate([0, 1, 1, 2, 3, 5]):
         items.append(

@@ -26,7 +26,7 @@ from hypothesis import strategies as hs
 
 import singletable as st
 
-from ._query_helpers import RecordingClient
+from ._query_helpers import RecordingClient, recorded_connection
 
 UTC = timezone.utc
 MINUS_5 = timezone(timedelta(hours=-5))
@@ -75,8 +75,7 @@ def recorder(dynamodb_client: Any) -> RecordingClient:
 
 @pytest.fixture
 def db(app: SimpleNamespace, recorder: RecordingClient) -> st.Connection:
-    connection = st.Connection(recorder)  # type: ignore[arg-type]
-    connection.create_table(app.table)
+    connection = recorded_connection(recorder, app.table)
     return connection
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import singletable as st
 
-from ._query_helpers import RecordingClient
+from ._query_helpers import RecordingClient, recorded_connection
 
 GHOST = {"PK": {"S": "U#9"}, "SK": {"S": "GHOST"}, "_et": {"S": "Ghost"}, "_ev": {"N": "1"}}
 
@@ -49,8 +49,7 @@ def recorder(dynamodb_client: Any) -> RecordingClient:
 
 @pytest.fixture
 def db(app: SimpleNamespace, recorder: RecordingClient, dynamodb_client: Any) -> st.Connection:
-    connection = st.Connection(recorder)  # type: ignore[arg-type]
-    connection.create_table(app.table)
+    connection = recorded_connection(recorder, app.table)
     users = [app.User(uid=u, name=f"user{u}") for u in range(4)]
     orders = [
         app.Order(uid=o % 4, oid=o, total=o * 5, status="open" if o % 3 == 0 else None)

@@ -94,6 +94,21 @@ def _sk_ref(attribute: str) -> FieldRef:
     return FieldRef((attribute,), _key_av, label=attribute)
 
 
+def _same_key_value(a: Any, b: Any) -> bool:
+    """Whether two key AttributeValues are equal, numbers by value.
+
+    DynamoDB normalises the numbers of the keys it returns (``"1.50"`` -> ``"1.5"``).
+    """
+    if a == b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict) and "N" in a and "N" in b:
+        try:
+            return bool(Decimal(a["N"]) == Decimal(b["N"]))
+        except (ArithmeticError, ValueError, TypeError):
+            return False
+    return False
+
+
 class _BaseQuery(Generic[T]):
     """Options shared by entity queries, collection queries and scans."""
 
@@ -224,7 +239,7 @@ class _BaseQuery(Generic[T]):
                 f"this read's keys have {sorted(expected)}"
             )
         partition = self._partition_av()
-        if partition is not None and key[partition[0]] != partition[1]:
+        if partition is not None and not _same_key_value(key[partition[0]], partition[1]):
             raise CursorError(
                 f"cursor was altered: its start key is in partition {key[partition[0]]!r}, "
                 f"not this query's {partition[1]!r}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import singletable as st
@@ -82,3 +83,30 @@ def test_count_on_a_keys_only_index(table_name: str, dynamodb_client: Any) -> No
     st.BatchWrite([Doc(doc_id=d, owner="ann", body="b") for d in ("d1", "d2", "d3")]).run(db)
     assert Doc.query(index="ByOwner", owner="ann").count(db) == 3
     assert Doc.query(index="ByOwner", owner="ann").lt(doc_id="d3").count(db) == 2
+
+
+def test_cursor_of_a_decimal_number_partition_resumes(
+    table_name: str, dynamodb_client: Any
+) -> None:
+    # Bug: a Number partition key was sent as str(Decimal) ("1.50"); DynamoDB returns
+    # keys normalised ("1.5"), so the cursor's start key failed the partition check.
+    table = st.Table(table_name, pk_type="N", sk_type="N")
+
+    class Price(st.Entity, table=table, pk="{price}", sk="{n}"):
+        price: Decimal
+        n: int
+
+    db = st.Connection(dynamodb_client)
+    db.create_table(table)
+    st.BatchWrite([Price(price=Decimal("1.50"), n=n) for n in range(5)]).run(db)
+    query = Price.query(price=Decimal("1.50")).limit(2)
+    seen: list[int] = []
+    cursor = None
+    while True:
+        page = query.page(db, cursor)
+        seen += [p.n for p in page.items]
+        cursor = page.cursor
+        if cursor is None:
+            break
+    assert seen == [0, 1, 2, 3, 4]
+    assert Price.query(price=Decimal("1.5")).count(db) == 5

@@ -384,7 +384,7 @@ class DecimalCodec(KeyCodec[Decimal]):
 
     Encoding: zero (any sign or exponent) is ``"0"``. Otherwise the value is written
     as ``0.d1d2...dn x 10**e`` with ``d1 != 0`` and no trailing zeros, ``e`` in
-    ``-499..499``. Positive: ``"1" + f"{e + 500:03d}" + digits`` (``1.5 -> "15015"``).
+    ``-499..499``. Positive: ``"1" + f"{e + 500:03d}" + digits`` (``1.5 -> "150115"``).
     Negative: ``"-" + f"{999 - (e + 500):03d}" + complemented digits + ":"``
     (``-1.5 -> "-49884:"``); the ``":"`` terminator sorts above every digit, so
     ``-1.5 > -1.51``. Decoding returns the normalised `Decimal` (equal by value).

@@ -425,6 +425,20 @@ def _diff_entity(
                     f"{carried[0]}), so the index backfills them without a rewrite",
                 )
                 continue
+            new_sparse = [
+                f for f in new_keys[index].get("sparse_fields", []) if f not in before["attributes"]
+            ]
+            if new_sparse:
+                # Stored items predate the optional field, so they read it as None and
+                # belong outside this sparse index: there is nothing to backfill.
+                yield Change(
+                    ChangeClass.SAFE,
+                    table,
+                    where,
+                    f"index {index} is keyed on the new optional field {new_sparse[0]!r}, "
+                    "which no stored item has, so no stored item belongs in it",
+                )
+                continue
             yield Change(
                 ChangeClass.ITEM_REWRITE,
                 table,

@@ -207,6 +207,21 @@ def test_entity_starting_to_write_an_index_rewrites_items() -> None:
     only(plan(before, after), REWRITE, "GSI1 key", "missing from the index until rewritten")
 
 
+def test_sparse_index_on_a_new_optional_field_needs_no_rewrite() -> None:
+    gsi = st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")
+    before = model(indexes=(gsi,))
+    after = model(
+        indexes=(gsi,),
+        with_note=True,
+        event_indexes={"GSI1": st.IndexKeys(pk="NOTE#{note}", sk="{ts}")},
+    )
+    result = plan(before, after)
+    keyed = [c for c in result.changes if "GSI1 key" in c.subject]
+    assert [c.kind for c in keyed] == [SAFE]
+    assert "new optional field 'note'" in keyed[0].reason
+    assert all(c.kind is SAFE for c in result.changes)
+
+
 # -- breaking for reads ------------------------------------------------------------------
 
 

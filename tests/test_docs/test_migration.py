@@ -12,7 +12,7 @@ def test_plan_classifies_each_change(capsys):
     assert kinds == {
         "GSI GSI1 added": st.ChangeClass.SAFE,
         "entity Order@1, <table> key": st.ChangeClass.ITEM_REWRITE,
-        "entity Order@1, GSI1 key": st.ChangeClass.ITEM_REWRITE,
+        "entity Order@1, GSI1 key": st.ChangeClass.SAFE,
         "entity Order@1, attribute status": st.ChangeClass.SAFE,
     }
     assert plan.exit_code == 4

@@ -42,7 +42,7 @@ from singletable._expressions import (
 from singletable._types import AttributeValue, Item
 
 if TYPE_CHECKING:
-    from singletable._entity import Entity, EntityPlan
+    from singletable._entity import Entity, EntityPlan, KeyPlan
 
 R = TypeVar("R")
 E = TypeVar("E", bound="Entity")
@@ -538,8 +538,10 @@ class Update(Operation[E]):
         known = {**self.key_values, **self._known, **sets}
         for index in plan.indexes.values():
             touched = changed & set(index.fields)
-            if not touched:
+            if not touched and (not self.upsert or self._created_outside(index, known)):
                 continue
+            # (Untouched, in an upsert: an item it creates must carry this index's key, as
+            # a put of the same item would.)
             raw = touched - set(sets)
             if raw:
                 raise ExpressionError(
@@ -557,6 +559,12 @@ class Update(Operation[E]):
                     actions.append(_key_ref(template.attribute).remove())
                 continue
             missing = [f for f in index.fields if f not in known]
+            if missing and not touched:
+                raise ExpressionError(
+                    f"{plan.label}: upsert may create the item, which must carry the key of "
+                    f"index {index.index!r}, whose templates need {missing}; pass their "
+                    "values with .set(...) (or .known(...) when the item exists)"
+                )
             if missing:
                 raise ExpressionError(
                     f"{plan.label}: changing {sorted(touched)[0]!r} rewrites the key of index "
@@ -571,6 +579,26 @@ class Update(Operation[E]):
                     )
                 )
         return actions
+
+    def _created_outside(self, index: KeyPlan, known: Mapping[str, Any]) -> bool:
+        """Whether an item this upsert creates holds no key for ``index``.
+
+        Decided by the index fields the upsert does not give: a sparse field left to a
+        None default, or a required field left out (which `_upsert_defaults` refuses).
+        """
+        model_fields = self.plan.model.model_fields
+        for name in index.fields:
+            if name in known:
+                continue
+            info = model_fields[name]
+            if info.is_required():
+                return True
+            if (
+                name in index.optional_fields
+                and info.get_default(call_default_factory=True) is None
+            ):
+                return True
+        return False
 
     def _ttl_actions(self) -> list[UpdateAction]:
         """Rewrite (or remove) the table's TTL attribute when the ttl field changes."""

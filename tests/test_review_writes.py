@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Any
+
+import pytest
 
 import singletable as st
 
@@ -50,17 +53,28 @@ class Doc(
     status: str = "draft"
 
 
+class Sparse(
+    st.Entity,
+    table=table,
+    pk="S#{sid}",
+    sk="META",
+    indexes={
+        "GSI1": st.IndexKeys(pk="CAT#{cat}", sk="{sid}"),
+        "GSI2": st.IndexKeys(pk="KIND#{kind}", sk="{sid}"),
+    },
+):
+    sid: str
+    title: str = ""
+    cat: str | None = None
+    kind: str = "plain"
+
+
 def _sets(params: dict[str, Any]) -> dict[str, Any]:
-    """attribute -> value of every ``#n = :v`` in the update expression."""
+    """attribute -> value of every plain ``#n = :v`` assignment of the update expression."""
     names = params["ExpressionAttributeNames"]
     values = params.get("ExpressionAttributeValues", {})
-    expression = params["UpdateExpression"]
-    assert expression.startswith("SET ")
-    result = {}
-    for part in expression[4:].split(" REMOVE ")[0].split(", "):
-        name, _, value = part.partition(" = ")
-        result[names[name]] = values.get(value, value)
-    return result
+    pairs = re.findall(r"(#n\d+) = (:v\d+)(?=,|$| REMOVE| ADD)", params["UpdateExpression"])
+    return {names[name]: values[value] for name, value in pairs}
 
 
 # ----------------------------------------------------------------- index keys
@@ -72,3 +86,22 @@ def test_update_rewrites_index_keyed_on_updated_at() -> None:
     # The index ordered by updated_at must follow the stamp, or it goes stale.
     assert sets["GSI1SK"] == st.Put(Rec(rid="a"), now=T0).params()["Item"]["GSI1SK"]
     assert sets["GSI1PK"] == {"S": "RECENT"}
+
+
+def test_upsert_writes_every_index_key_a_put_would() -> None:
+    sets = _sets(Rec.upsert(rid="a").set(title="x").at(T0).params())
+    item = st.Put(Rec(rid="a", title="x"), now=T0).params()["Item"]
+    for attribute in ("GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK"):
+        assert sets[attribute] == item[attribute], attribute
+
+
+def test_upsert_sparse_index_left_to_none_default_is_not_written() -> None:
+    params = Sparse.upsert(sid="a").set(title="x", kind="k").params()
+    assert "GSI1PK" not in params["ExpressionAttributeNames"].values()
+    sets = _sets(Sparse.upsert(sid="a").set(cat="c", kind="k").params())
+    assert sets["GSI1PK"] == {"S": "CAT#c"}
+
+
+def test_upsert_refuses_index_whose_default_field_it_cannot_know() -> None:
+    with pytest.raises(st.ExpressionError, match=r"index 'GSI2'.*\['kind'\]"):
+        Sparse.upsert(sid="a").set(title="x").params()

@@ -63,3 +63,23 @@ def test_update_keeps_updated_at_index_in_step(
     newest = Rec.query(index="GSI1").descending().first(db)
     assert newest is not None
     assert newest.updated_at == T1
+
+
+def test_upsert_created_item_is_in_every_index_a_put_fills(
+    dynamodb_client: DynamoDBClient, table_name: str
+) -> None:
+    db, Rec = _models(dynamodb_client, table_name)
+    Rec.upsert(rid="a").set(title="x").at(T0).run(db)
+    raw = _raw(dynamodb_client, table_name, "R#a")
+    put_item = st.Put(Rec(rid="a", title="x"), now=T0).params()["Item"]
+    assert {a: raw[a] for a in ("GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK")} == {
+        a: put_item[a] for a in ("GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK")
+    }
+    found = Rec.query(index="GSI2", rid="a").first(db)
+    assert found is not None
+    assert found.title == "x"
+    # Upserting again (the item exists) keeps it in step.
+    Rec.upsert(rid="a").set(title="y").at(T1).run(db)
+    newest = Rec.query(index="GSI1").descending().first(db)
+    assert newest is not None
+    assert (newest.title, newest.updated_at) == ("y", T1)

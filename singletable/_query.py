@@ -666,6 +666,15 @@ class EntityQuery(_BaseQuery[E]):
             )
 
     def _request(self, ph: Placeholders) -> dict[str, Any]:
+        if self._keys_only() and self._needs_type_filter():
+            # The type filter reads the entity attribute, which a KEYS_ONLY index does not
+            # copy: DynamoDB would drop every item and the query would silently be empty.
+            raise QueryError(
+                f"{self.plan.label}: index {self._index()!r} projects KEYS_ONLY and other "
+                "entity types can have keys in this range, so its items cannot be told "
+                f"apart (the entity attribute {self.table.entity_attribute!r} is not in the "
+                "index); give the index an INCLUDE or ALL projection, which carries it"
+            )
         if not self._counting:
             self._check_keys_only()
         schema = self.key_plan.schema
@@ -1037,6 +1046,13 @@ class Scan(_BaseQuery[T]):
         return None
 
     def _request(self, ph: Placeholders) -> dict[str, Any]:
+        spec = self.table.indexes.get(self.index) if self.index is not None else None
+        if self.plan is not None and spec is not None and spec.projection.type == "KEYS_ONLY":
+            raise QueryError(
+                f"{self.plan.label}: index {self.index!r} projects KEYS_ONLY, so its items "
+                f"have no entity attribute {self.table.entity_attribute!r} to scan for one "
+                "entity by (every item would be filtered out); scan the table instead"
+            )
         request: dict[str, Any] = {"TableName": self.table.name}
         if self.index is not None:
             request["IndexName"] = self.index

@@ -38,3 +38,49 @@ def test_collection_sort_key_fields_out_of_order_are_refused() -> None:
     _, tree = _tree()
     with pytest.raises(st.QueryError, match=r"'name' was given without 'kind'"):
         tree.query(account="a", name="x")
+
+
+def _keys_only_models() -> tuple[type[st.Entity], type[st.Entity]]:
+    table = st.Table(
+        "review-keys-only",
+        indexes=[st.GSI("ByOwner", pk="GSI1PK", sk="GSI1SK", projection=st.Projection.keys_only())],
+    )
+
+    class Doc(
+        st.Entity,
+        table=table,
+        pk="DOC#{doc_id}",
+        sk="META",
+        indexes={"ByOwner": st.IndexKeys(pk="OWNER#{owner}", sk="{doc_id}")},
+    ):
+        doc_id: str
+        owner: str
+
+    class Sheet(
+        st.Entity,
+        table=table,
+        pk="SHEET#{doc_id}",
+        sk="META",
+        indexes={"ByOwner": st.IndexKeys(pk="OWNER#{owner}", sk="{doc_id}")},
+    ):
+        doc_id: str
+        owner: str
+
+    return Doc, Sheet
+
+
+def test_keys_only_index_shared_by_two_entities_is_refused_not_silently_empty() -> None:
+    # Bug: the type filter on "_et" was sent to a KEYS_ONLY index, whose items have no
+    # "_et": DynamoDB filtered out every item and the query returned [] without a word.
+    Doc, _ = _keys_only_models()
+    query = Doc.query(index="ByOwner", owner="ann").project("doc_id")
+    with pytest.raises(st.QueryError, match=r"'ByOwner' projects KEYS_ONLY .* '_et'"):
+        query.params()
+    with pytest.raises(st.QueryError, match=r"'ByOwner' projects KEYS_ONLY"):
+        next(query._count_stream())  # what count() sends first
+
+
+def test_entity_scan_of_a_keys_only_index_is_refused_not_silently_empty() -> None:
+    Doc, _ = _keys_only_models()
+    with pytest.raises(st.QueryError, match=r"'ByOwner' projects KEYS_ONLY.*'_et'"):
+        Doc.scan(index="ByOwner").params()

@@ -502,6 +502,14 @@ class Update(Operation[E]):
 
     def known(self, **values: Any) -> Update[E]:
         """Current values of unchanged fields that an index key being rewritten needs."""
+        for name, value in values.items():
+            if name not in self.plan.fields:
+                raise ExpressionError(f"{self.plan.label}: known() of unknown field {name!r}")
+            if name in self.key_values and self.key_values[name] != value:
+                raise ExpressionError(
+                    f"{self.plan.label}: known({name}={value!r}) contradicts the key being "
+                    f"updated ({name}={self.key_values[name]!r}); primary key fields are known"
+                )
         self._known.update(values)
         return self
 
@@ -535,6 +543,12 @@ class Update(Operation[E]):
         changed = {name for name in plan.fields if name in paths}
         actions: list[UpdateAction] = []
         sets = {**self._sets, **stamps}
+        for name, value in self._known.items():
+            if name in sets and sets[name] != value:
+                raise ExpressionError(
+                    f"{plan.label}: field {name!r} is given both to .set(...) ({sets[name]!r}) "
+                    f"and to .known(...) ({value!r}); the index keys cannot follow both"
+                )
         known = {**self.key_values, **self._known, **sets}
         for index in plan.indexes.values():
             touched = changed & set(index.fields)

@@ -105,3 +105,25 @@ def test_upsert_sparse_index_left_to_none_default_is_not_written() -> None:
 def test_upsert_refuses_index_whose_default_field_it_cannot_know() -> None:
     with pytest.raises(st.ExpressionError, match=r"index 'GSI2'.*\['kind'\]"):
         Sparse.upsert(sid="a").set(title="x").params()
+
+
+def test_known_cannot_override_a_primary_key_field() -> None:
+    update = Doc.update(doc_id="d1").set(status="live")
+    with pytest.raises(st.ExpressionError, match="doc_id"):
+        update.known(owner="ann", doc_id="other")
+    # The key's own value is accepted (it is what the index keys use anyway).
+    sets = _sets(update.known(owner="ann", doc_id="d1").params())
+    assert sets["GSI1SK"] == {"S": "live#d1"}
+
+
+def test_known_refuses_unknown_fields() -> None:
+    with pytest.raises(st.ExpressionError, match="ownr"):
+        Doc.update(doc_id="d1").set(status="live").known(ownr="ann")
+
+
+def test_known_conflicting_with_set_is_refused() -> None:
+    update = Doc.update(doc_id="d1").set(status="live").known(owner="ann", status="old")
+    with pytest.raises(st.ExpressionError, match="status"):
+        update.params()
+    same = Doc.update(doc_id="d1").set(status="live").known(owner="ann", status="live")
+    assert _sets(same.params())["LSI1SK"] == {"S": "S#live"}

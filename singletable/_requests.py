@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
+from singletable._attributes import item_size
 from singletable._entity import _epoch_seconds
 from singletable._errors import (
     AlreadyExistsError,
@@ -53,6 +54,8 @@ ReturnCapacity = Literal["TOTAL", "INDEXES"]
 MAX_BATCH_WRITE = 25
 MAX_BATCH_GET = 100
 MAX_TRANSACT_ITEMS = 100
+#: DynamoDB's limit on the aggregate size of the items of one transaction (4 MB).
+MAX_TRANSACT_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -962,6 +965,8 @@ class _TransactEntry:
     table: str
     key: Item
     request: dict[str, Any]
+    #: The bytes the entry is known to write (a put's item), toward the 4 MB limit.
+    size: int = 0
 
 
 @dataclass
@@ -977,7 +982,9 @@ class TransactWrite(Operation[None]):
     client_token: str | None = None
     capacity: ReturnCapacity | None = None
 
-    def _add(self, label: str, table: str, key: Item, request: dict[str, Any]) -> TransactWrite:
+    def _add(
+        self, label: str, table: str, key: Item, request: dict[str, Any], size: int = 0
+    ) -> TransactWrite:
         for entry in self.entries:
             if entry.table == table and entry.key == key:
                 raise RequestLimitError(
@@ -988,7 +995,13 @@ class TransactWrite(Operation[None]):
             raise RequestLimitError(
                 f"a transaction holds at most {MAX_TRANSACT_ITEMS} items; split the work"
             )
-        self.entries.append(_TransactEntry(label, table, key, request))
+        total = size + sum(entry.size for entry in self.entries)
+        if total > MAX_TRANSACT_BYTES:
+            raise RequestLimitError(
+                f"{label}: the items put in this transaction total {total} bytes, over "
+                f"DynamoDB's transaction limit of {MAX_TRANSACT_BYTES} bytes (4 MB); split the work"
+            )
+        self.entries.append(_TransactEntry(label, table, key, request, size))
         return self
 
     def put(self, op: Put[Any]) -> TransactWrite:
@@ -996,7 +1009,11 @@ class TransactWrite(Operation[None]):
         params = op.params()
         params.pop("ReturnConsumedCapacity", None)
         return self._add(
-            op.plan.label, op.plan.table.name, op.plan.key(op.written), {"Put": params}
+            op.plan.label,
+            op.plan.table.name,
+            op.plan.key(op.written),
+            {"Put": params},
+            item_size(op.item),
         )
 
     def update(self, op: Update[Any]) -> TransactWrite:

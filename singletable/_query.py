@@ -109,6 +109,17 @@ def _same_key_value(a: Any, b: Any) -> bool:
     return False
 
 
+def _same_version(plan: EntityPlan, item: Item) -> bool:
+    """Whether ``item`` was written by this version of the entity.
+
+    Another registered version of the same entity name (a model being migrated) passes
+    the type filter, which tests the name only; decoding it with this version's class
+    would silently misread it. Items without a version (a KEYS_ONLY index) pass.
+    """
+    version = item.get(plan.table.version_attribute, {}).get("N")
+    return version is None or version == str(plan.version)
+
+
 class _BaseQuery(Generic[T]):
     """Options shared by entity queries, collection queries and scans."""
 
@@ -744,7 +755,7 @@ class EntityQuery(_BaseQuery[E]):
             # A KEYS_ONLY index copies no identifier, but no other entity can have keys
             # in this range: the item is ours, and its fields come from its keys.
             name = self.plan.name
-        if name != self.plan.name:
+        if name != self.plan.name or not _same_version(self.plan, item):
             return None
         if self._projection is not None:
             result = {}
@@ -1071,5 +1082,5 @@ class Scan(_BaseQuery[T]):
 
     def _decode(self, item: Item) -> Any:
         if self.plan is not None:
-            return self.plan.from_item(item)
+            return self.plan.from_item(item) if _same_version(self.plan, item) else None
         return decode_any(self.table, item)

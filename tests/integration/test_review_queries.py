@@ -110,3 +110,30 @@ def test_cursor_of_a_decimal_number_partition_resumes(
             break
     assert seen == [0, 1, 2, 3, 4]
     assert Price.query(price=Decimal("1.5")).count(db) == 5
+
+
+def test_another_version_of_the_entity_is_reported_not_misdecoded(
+    table_name: str, dynamodb_client: Any
+) -> None:
+    # Bug: the type filter tests the entity name only, and decoding ignored "_ev": a
+    # query or scan of version 2 returned version 1 items as version 2 objects (and
+    # version 1 read version 2 items, dropping their new fields) without a word.
+    table = st.Table(table_name)
+
+    class EvV1(st.Entity, table=table, pk="A#{a}", sk="E#{n}", name="Ev", version=1):
+        a: str
+        n: int
+
+    class EvV2(st.Entity, table=table, pk="A#{a}", sk="E#{n}", name="Ev", version=2):
+        a: str
+        n: int
+        label: str = "default"
+
+    db = st.Connection(dynamodb_client)
+    db.create_table(table)
+    st.BatchWrite([EvV1(a="x", n=1), EvV2(a="x", n=2, label="real")]).run(db)
+    page = EvV2.query(a="x").limit(5).page(db)
+    assert page.items == [EvV2(a="x", n=2, label="real")]
+    assert [i["_ev"] for i in page.unknown] == [{"N": "1"}]
+    assert EvV1.query(a="x").all(db) == [EvV1(a="x", n=1)]
+    assert EvV2.scan().all(db) == [EvV2(a="x", n=2, label="real")]

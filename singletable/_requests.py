@@ -657,7 +657,10 @@ class Update(Operation[E]):
             # must as well, or filters and projections on those fields miss it.
             for name, value in self.key_values.items():
                 actions.append(getattr(plan.model.f, name).set(value))
-            if plan.created_at_field is not None:
+            # A created_at the caller writes (set(created_at=...)) is theirs to choose.
+            if plan.created_at_field is not None and plan.created_at_field not in update_paths(
+                self._actions
+            ):
                 ref = self._ref(plan.created_at_field)
                 actions.append(ref.set(ref.if_not_exists(now)))
             actions.extend(self._upsert_defaults(actions))

@@ -142,3 +142,17 @@ def test_transaction_refuses_items_over_4_mb_before_sending() -> None:
     with pytest.raises(st.RequestLimitError, match=r"4194304 bytes \(4 MB\)"):
         tx.put(Blob.put(Blob(bid=10, data=big)))
     assert len(tx.entries) == 10
+
+
+class Stamped(
+    st.Entity, table=table, pk="ST#{sid}", sk="META", created_at="created_at", version_field="v"
+):
+    sid: str
+    v: int = 0
+    created_at: datetime | None = None
+
+
+def test_upsert_may_set_created_at_explicitly() -> None:
+    params = Stamped.upsert(sid="a").set(created_at=T0).params()
+    assert _sets(params)["created_at"] == {"S": "2026-06-23T08:00:00+00:00"}
+    assert "if_not_exists" not in params["UpdateExpression"]

@@ -252,6 +252,9 @@ def _yaml_quoted(text: str) -> str:
     return "".join(out)
 
 
+_YAML_IMPLICIT_KEY_LIMIT = 1000
+
+
 def _yaml_lines(value: Any, indent: int) -> list[str]:
     pad = " " * indent
     if isinstance(value, dict):
@@ -259,7 +262,13 @@ def _yaml_lines(value: Any, indent: int) -> list[str]:
             return [pad + "{}"]
         lines: list[str] = []
         for key, item in value.items():
-            head = f"{pad}{_yaml_scalar(str(key))}:"
+            scalar = _yaml_scalar(str(key))
+            head = f"{pad}{scalar}:"
+            if len(scalar) > _YAML_IMPLICIT_KEY_LIMIT:
+                # YAML limits implicit keys to 1024 characters; longer keys need the
+                # explicit "? key" form, with the value on its own ":" line.
+                lines.append(f"{pad}? {scalar}")
+                head = f"{pad}:"
             if isinstance(item, (dict, list)) and item:
                 lines.append(head)
                 # Lists under a key are indented too: easier to read, and still valid.

@@ -200,3 +200,11 @@ def test_logical_ids_are_alphanumeric_and_clashes_are_refused() -> None:
     assert logical_id(st.Table("9lives")) == "T9livesTable"
     with pytest.raises(st.ModelDefinitionError, match=r"'my\.table'.*'MyTableTable'"):
         cloudformation_template([st.Table("my-table"), st.Table("my.table")])
+
+
+def test_yaml_keys_beyond_the_implicit_key_limit_use_the_explicit_form() -> None:
+    # YAML refuses implicit keys over 1024 characters (hypothesis found the case).
+    data = {"k" * 2000: {"nested": ["v" * 1500]}, "short": {"é" * 1100: 1}}
+    text = to_yaml(data)
+    assert "? " in text
+    assert yaml.safe_load(text) == data

@@ -213,9 +213,12 @@ class KeyTemplate:
         try:
             # A Number key is a DynamoDB number: at most 38 significant digits and
             # DynamoDB's magnitude range, checked like any number attribute.
-            return number_text(value, f"{self.where}: field {segment.name!r}")
+            text = number_text(value, f"{self.where}: field {segment.name!r}")
         except ItemEncodeError as exc:
             raise KeyEncodeError(str(exc)) from None
+        # DynamoDB hands numbers back normalised ("1.50" -> "1.5"); send them that way so
+        # a key (and a cursor made from one) reads the same in both directions.
+        return text if isinstance(value, int) else format(Decimal(text).normalize(), "f")
 
     def attribute_value(self, key: str) -> dict[str, str]:
         """The low-level AttributeValue for a formatted key."""

@@ -457,3 +457,15 @@ def test_number_sort_key_refuses_values_dynamodb_numbers_cannot_hold() -> None:
         Row.get(r="a", n=10**40 + 1).params()
     with pytest.raises(KeyEncodeError, match=r"at most 38"):
         Row(r="a", n=10**40 + 1).to_item()
+
+
+def test_number_keys_are_sent_in_dynamodb_normal_form() -> None:
+    # DynamoDB returns numbers normalised; keys (and cursors made from them) must agree.
+    table = Table("numbers-normal", pk_type="N", sk=None)
+
+    class Price(Entity, table=table, pk="{price}"):
+        price: Decimal
+
+    assert Price.get(price=Decimal("1.50")).params()["Key"] == {"PK": {"N": "1.5"}}
+    assert Price.get(price=Decimal("1E+2")).params()["Key"] == {"PK": {"N": "100"}}
+    assert Price(price=Decimal("-0.000100")).to_item()["PK"] == {"N": "-0.0001"}

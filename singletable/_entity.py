@@ -7,14 +7,15 @@ snapshots and the CLI read the plan and never re-derive anything from the class.
 
 from __future__ import annotations
 
+import functools
 import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, ClassVar, Union
+from typing import Annotated, Any, ClassVar, Union
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import Self
 
 from singletable._attributes import (
@@ -25,7 +26,12 @@ from singletable._attributes import (
 )
 from singletable._codecs import KeyCodec, codec_for
 from singletable._codegen import build_item_decoder, build_item_encoder
-from singletable._errors import ItemDecodeError, KeyDecodeError, ModelDefinitionError
+from singletable._errors import (
+    ItemDecodeError,
+    ItemEncodeError,
+    KeyDecodeError,
+    ModelDefinitionError,
+)
 from singletable._expressions import FieldRef
 from singletable._table import LSI, KeySchema, Table
 from singletable._templates import _FIELD_SEGMENT, KeyTemplate
@@ -233,6 +239,19 @@ class EntityPlan:
         except ValueError as exc:
             raise ItemDecodeError(f"{self.label}: stored item does not validate: {exc}") from exc
 
+    def validate_field(self, name: str, value: Any) -> Any:
+        """``value`` validated (and coerced) as field ``name`` would be on the model.
+
+        Used for values that reach an item without a model instance (update ``set``), so
+        they meet the same type and constraints as a put; field validators declared with
+        ``@field_validator`` run only on whole models.
+        """
+        try:
+            return _field_adapter(self.model, name).validate_python(value)
+        except ValidationError as exc:
+            problems = "; ".join(e["msg"] for e in exc.errors())
+            raise ItemEncodeError(f"{self.name}.{name}: {problems} (got {value!r})") from None
+
     def fields_from_keys(self, item: Mapping[str, AttributeValue]) -> dict[str, Any]:
         """The field values that the item's key attributes hold (where they parse)."""
         data: dict[str, Any] = {}
@@ -274,6 +293,16 @@ class EntityPlan:
             "version_field": self.version_field,
             "ttl_field": self.ttl_field,
         }
+
+
+@functools.cache
+def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    info = model.model_fields[name]
+    if not info.metadata:
+        return TypeAdapter(info.annotation)
+    # Annotated[X, *metadata], spelled so that Python 3.10 parses it.
+    params = (info.annotation, *info.metadata)
+    return TypeAdapter(Annotated[params])
 
 
 def _epoch_seconds(value: Any) -> int:
@@ -715,6 +744,15 @@ def _compile(cls: type[Entity], table: Table, options: dict[str, Any]) -> Entity
         raise ModelDefinitionError(
             f"{label}: ttl={ttl_field!r} needs Table(..., ttl_attribute='...')"
         )
+    version_field = special("version_field", (int,))
+    for index_name, index_plan in indexes.items():
+        if version_field is not None and version_field in index_plan.fields:
+            # Updates bump the version with ADD, whose result is not known client-side,
+            # so an index keyed on it could never be kept in step.
+            raise ModelDefinitionError(
+                f"{label}: version_field {version_field!r} cannot be part of index "
+                f"{index_name!r}'s key templates; key the index on another field"
+            )
     return EntityPlan(
         model=cls,
         name=name,
@@ -723,7 +761,7 @@ def _compile(cls: type[Entity], table: Table, options: dict[str, Any]) -> Entity
         primary=primary,
         indexes=indexes,
         fields=fields,
-        version_field=special("version_field", (int,)),
+        version_field=version_field,
         created_at_field=special("created_at", (datetime,)),
         updated_at_field=special("updated_at", (datetime,)),
         ttl_field=ttl_field,

@@ -22,6 +22,7 @@ from singletable._errors import (
     AlreadyExistsError,
     ConditionFailedError,
     ExpressionError,
+    ItemDecodeError,
     KeyEncodeError,
     NotFoundError,
     QueryError,
@@ -119,6 +120,25 @@ def _passthrough(value: Any) -> AttributeValue:
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def _check_identity(plan: EntityPlan, item: Item) -> None:
+    """Refuse to decode an item that another entity (or registered version) wrote."""
+    table = plan.table
+    name = item.get(table.entity_attribute, {}).get("S")
+    version = item.get(table.version_attribute, {}).get("N")
+    if name is None:
+        return  # not written by singletable; decoding will say what is missing
+    registered_other = (
+        version is not None
+        and version != str(plan.version)
+        and table.entity_plan(name, int(version)) is not None
+    )
+    if name != plan.name or registered_other:
+        raise ItemDecodeError(
+            f"{plan.label}: the item at this key was written by entity {name!r} version "
+            f"{version}; read it with that entity's class"
+        )
 
 
 def _stamp_times(plan: EntityPlan, obj: E, now: datetime) -> E:
@@ -297,7 +317,10 @@ class Get(Operation["E | None"]):
     def parse(self, response: dict[str, Any]) -> E | None:
         """The decoded item, or ``None``."""
         item = response.get("Item")
-        return None if item is None else self.plan.from_item(item)  # type: ignore[return-value]
+        if item is None:
+            return None
+        _check_identity(self.plan, item)
+        return self.plan.from_item(item)  # type: ignore[return-value]
 
     def project(self, *fields: str) -> ProjectedGet:
         """Read only these fields; the result is a ``dict`` of decoded values."""
@@ -445,9 +468,14 @@ class Update(Operation[E]):
         return ref
 
     def set(self, **values: Any) -> Update[E]:
-        """Set fields to values (``None`` removes the attribute)."""
+        """Set fields to values (``None`` removes the attribute).
+
+        Each value is validated as the model's field would validate it (type, coercion,
+        constraints), so an update stores what a put would.
+        """
         for name, value in values.items():
             ref = self._ref(name)
+            value = self.plan.validate_field(name, value)
             self._sets[name] = value
             self._actions.append(ref.remove() if value is None else ref.set(value))
         return self

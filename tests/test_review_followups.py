@@ -1,0 +1,68 @@
+"""Update values are validated, get checks identity, a version field keys no index."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Annotated
+
+import pytest
+from pydantic import Field
+
+import singletable as st
+
+table = st.Table("followups", indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+
+class Task(
+    st.Entity,
+    table=table,
+    pk="TASK#{task_id}",
+    sk="META",
+    indexes={"GSI1": st.IndexKeys(pk="DUE#{owner}", sk="{due}")},
+):
+    task_id: str
+    owner: str
+    due: datetime
+    priority: Annotated[int, Field(ge=1, le=5)] = 3
+
+
+class TaskV2(st.Entity, table=table, pk="TASK#{task_id}", sk="META", name="Task", version=2):
+    task_id: str
+    owner: str
+
+
+def test_update_values_are_validated_and_coerced_like_the_model_fields() -> None:
+    update = Task.update(task_id="t1").set(due="2026-06-23T08:00:00Z").known(owner="ann")
+    params = update.params()
+    # The text was coerced to a datetime, so the index key has the key codec's form.
+    values = list(params["ExpressionAttributeValues"].values())
+    assert {"S": "2026-06-23T08:00:00.000000Z"} in values
+    with pytest.raises(st.ItemEncodeError, match=r"Task\.priority: .*less than or equal to 5"):
+        Task.update(task_id="t1").set(priority=9)
+    with pytest.raises(st.ItemEncodeError, match=r"Task\.due: .*valid datetime"):
+        Task.update(task_id="t1").set(due="whenever")
+
+
+def test_get_refuses_an_item_another_registered_version_wrote() -> None:
+    v1 = Task(task_id="t1", owner="ann", due=datetime(2026, 6, 23, tzinfo=timezone.utc))
+    item = v1.to_item()
+    get = TaskV2.get(task_id="t1")
+    with pytest.raises(st.ItemDecodeError, match=r"written by entity 'Task' version 1"):
+        get.parse({"Item": item})
+    assert Task.get(task_id="t1").parse({"Item": item}) == v1
+
+
+def test_version_field_cannot_key_an_index() -> None:
+    other = st.Table("followups-2", indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+    with pytest.raises(st.ModelDefinitionError, match=r"version_field 'rev' cannot be part of"):
+
+        class Doc(
+            st.Entity,
+            table=other,
+            pk="DOC#{doc_id}",
+            sk="META",
+            indexes={"GSI1": st.IndexKeys(pk="DOCS", sk="{rev}")},
+            version_field="rev",
+        ):
+            doc_id: str
+            rev: int = 0

@@ -475,7 +475,14 @@ class Update(Operation[E]):
         """
         for name, value in values.items():
             ref = self._ref(name)
-            value = self.plan.validate_field(name, value)
+            field = self.plan.fields[name]
+            if value is not None:
+                value = self.plan.validate_field(name, value)
+            elif field.required and not field.nullable:
+                raise ExpressionError(
+                    f"{self.plan.label}: field {name!r} is required; removing it (None) "
+                    "would make the item undecodable"
+                )
             self._sets[name] = value
             self._actions.append(ref.remove() if value is None else ref.set(value))
         return self

@@ -66,3 +66,10 @@ def test_version_field_cannot_key_an_index() -> None:
         ):
             doc_id: str
             rev: int = 0
+
+
+def test_setting_a_required_field_to_none_is_refused() -> None:
+    with pytest.raises(st.ExpressionError, match=r"Task: field 'owner' is required"):
+        Task.update(task_id="t1").set(owner=None)
+    # A field with a default may be removed: reading falls back to the default.
+    assert "REMOVE" in Task.update(task_id="t1").set(priority=None).params()["UpdateExpression"]

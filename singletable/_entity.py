@@ -583,6 +583,12 @@ def _compile(cls: type[Entity], table: Table, options: dict[str, Any]) -> Entity
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise ModelDefinitionError(f"{label}: version must be an int >= 1, got {version!r}")
     model_fields = cls.model_fields
+    if cls.model_config.get("extra") == "allow":
+        # Extra values have no declared type or codec: they would be dropped on write.
+        raise ModelDefinitionError(
+            f"{label}: model_config extra='allow' is not supported (extra values would not "
+            "be stored); declare the fields, e.g. a dict[str, Any] field for free-form data"
+        )
     reserved_attributes = set(table.key_attributes()) | {
         table.entity_attribute,
         table.version_attribute,

@@ -73,3 +73,12 @@ def test_setting_a_required_field_to_none_is_refused() -> None:
         Task.update(task_id="t1").set(owner=None)
     # A field with a default may be removed: reading falls back to the default.
     assert "REMOVE" in Task.update(task_id="t1").set(priority=None).params()["UpdateExpression"]
+
+
+def test_extra_allow_models_are_refused_rather_than_losing_extra_values() -> None:
+    other = st.Table("followups-3")
+    with pytest.raises(st.ModelDefinitionError, match=r"Loose: model_config extra='allow'"):
+
+        class Loose(st.Entity, table=other, pk="L#{lid}", sk="META"):
+            model_config = {"extra": "allow"}
+            lid: str

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from typing import Annotated
 
 import pytest
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 import singletable as st
 
@@ -80,5 +80,5 @@ def test_extra_allow_models_are_refused_rather_than_losing_extra_values() -> Non
     with pytest.raises(st.ModelDefinitionError, match=r"Loose: model_config extra='allow'"):
 
         class Loose(st.Entity, table=other, pk="L#{lid}", sk="META"):
-            model_config = {"extra": "allow"}
+            model_config = ConfigDict(extra="allow")
             lid: str

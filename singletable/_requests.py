@@ -274,7 +274,7 @@ class Put(Operation[E]):
                 raise _condition_failed(
                     self.plan, exc, AlreadyExistsError, f"{label}: an item with this key exists"
                 ) from None
-            if self.plan.version_field is not None and self.condition is None:
+            if self.plan.version_field is not None and self._version_moved(exc):
                 raise _condition_failed(
                     self.plan,
                     exc,
@@ -285,6 +285,23 @@ class Put(Operation[E]):
                 self.plan, exc, ConditionFailedError, f"{label}: the put condition failed"
             ) from None
         return self.written
+
+    def _version_moved(self, exc: ServiceError) -> bool:
+        """Whether the stored item is not at the version this write started from.
+
+        With a user condition as well, the stored item (returned on failure) tells which
+        of the two failed.
+        """
+        if self.condition is None:
+            return True
+        field = self.plan.version_field
+        assert field is not None
+        expected: int = getattr(self.written, field) - 1
+        stored = exc.response.get("Item")
+        if not stored:
+            return expected != 0
+        version = stored.get(self.plan.fields[field].attribute, {}).get("N")
+        return version is None or int(version) != expected
 
 
 class Get(Operation["E | None"]):

@@ -82,3 +82,32 @@ def test_extra_allow_models_are_refused_rather_than_losing_extra_values() -> Non
         class Loose(st.Entity, table=other, pk="L#{lid}", sk="META"):
             model_config = ConfigDict(extra="allow")
             lid: str
+
+
+class Doc(st.Entity, table=table, pk="DOC#{doc_id}", sk="META", version_field="version"):
+    doc_id: str
+    status: str = "draft"
+    version: int = 0
+
+
+def _fail(op: st.Operation[object], stored: dict[str, object] | None) -> Exception:
+    from singletable._errors import ServiceError
+
+    steps = op.steps()
+    next(steps)
+    response = {"Item": stored} if stored is not None else {}
+    with pytest.raises(st.ConditionFailedError) as caught:
+        steps.throw(ServiceError("ConditionalCheckFailedException", "failed", response=response))
+    return caught.value
+
+
+def test_versioned_put_with_a_condition_tells_which_check_failed() -> None:
+    doc = Doc(doc_id="d1", version=3)
+    stored_same = Doc(doc_id="d1", status="live", version=3).to_item()
+    stored_newer = Doc(doc_id="d1", version=4).to_item()
+    condition = Doc.f.status == "draft"
+    moved = _fail(Doc.put(doc, condition=condition), stored_newer)
+    assert isinstance(moved, st.VersionConflictError)
+    held = _fail(Doc.put(doc, condition=condition), stored_same)
+    assert type(held) is st.ConditionFailedError
+    assert "put condition failed" in str(held)

@@ -298,11 +298,11 @@ class EntityPlan:
 @functools.cache
 def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
     info = model.model_fields[name]
-    if not info.metadata:
-        return TypeAdapter(info.annotation)
-    # Annotated[X, *metadata], spelled so that Python 3.10 parses it.
+    # Annotated[X, *metadata], spelled so that Python 3.10 parses it. The annotation is a
+    # runtime value here, which static type forms cannot express: hence Any.
     params = (info.annotation, *info.metadata)
-    return TypeAdapter(Annotated[params])
+    annotation: Any = Annotated[params] if info.metadata else info.annotation
+    return TypeAdapter(annotation)
 
 
 def _epoch_seconds(value: Any) -> int:

@@ -228,11 +228,28 @@ def _used_attributes(table: Mapping[str, Any]) -> set[str]:
     return used
 
 
+def _live_index(
+    index: Mapping[str, Any] | None, encoding: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """An index entry as DynamoDB holds it (see `index_projection`).
+
+    An INCLUDE list is a set, and it also carries the entity and version attributes.
+    """
+    if index is None:
+        return None
+    projection = dict(index["projection"])
+    if projection.get("ProjectionType") == "INCLUDE":
+        extra = {encoding["entity_attribute"], encoding["version_attribute"]}
+        projection["NonKeyAttributes"] = sorted(set(projection["NonKeyAttributes"]) | extra)
+    return {**index, "projection": projection}
+
+
 def _diff_indexes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
     old_ix, new_ix = old["indexes"], new["indexes"]
     used = _used_attributes(old)
     for index in sorted(set(old_ix) | set(new_ix)):
-        before, after = old_ix.get(index), new_ix.get(index)
+        before = _live_index(old_ix.get(index), old["encoding"])
+        after = _live_index(new_ix.get(index), new["encoding"])
         if before == after:
             continue
         kind = (after or before or {}).get("kind")

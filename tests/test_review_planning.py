@@ -1,0 +1,58 @@
+"""Review of the planner, snapshot and CLI: classifications found too lenient or too harsh."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import singletable as st
+from singletable._planner import ChangeClass, MigrationPlan, plan_changes
+from singletable._snapshot import load_snapshot, snapshot_json
+
+
+def model(
+    *,
+    projection: tuple[str, ...] = ("b", "a"),
+    entity_attribute: str = "_et",
+    colors: tuple[str, ...] = ("red", "blue"),
+    lsi: bool = False,
+) -> st.Table:
+    """A fresh table with one entity keyed (and indexed) on an enum and str fields."""
+    color = enum.Enum("Color", {v.upper(): v for v in colors})  # type: ignore[misc]
+    index: Any = (
+        st.LSI("LSI1", sk="LSI1SK", projection=st.Projection.include(*projection))
+        if lsi
+        else st.GSI("GSI1", pk="GSI1PK", projection=st.Projection.include(*projection))
+    )
+    table = st.Table("app", entity_attribute=entity_attribute, indexes=(index,))
+    keys = {"LSI1": st.IndexKeys(sk="{a}")} if lsi else {"GSI1": st.IndexKeys(pk="{a}")}
+    namespace: dict[str, Any] = {"__annotations__": {"id": str, "color": color, "a": str, "b": str}}
+    type("E", (st.Entity,), namespace, table=table, pk="E#{id}", sk="C#{color}", indexes=keys)
+    return table
+
+
+def plan(before: st.Table, after: st.Table) -> MigrationPlan:
+    return plan_changes(after, load_snapshot(snapshot_json(before)))
+
+
+def test_include_projection_order_is_not_a_change() -> None:
+    # DynamoDB keeps NonKeyAttributes as a set: listing them in another order must not
+    # delete and rebuild the index.
+    result = plan(model(projection=("b", "a")), model(projection=("a", "b")))
+    assert result.changes == (), result.to_text()
+
+
+def test_renamed_entity_attribute_rebuilds_an_include_gsi() -> None:
+    # An INCLUDE index also projects the entity/version attributes (index_projection):
+    # after a rename the live index lacks the new one, and entity queries on it find
+    # nothing, unless the index is rebuilt.
+    result = plan(model(), model(entity_attribute="_type"))
+    gsi = [c for c in result.changes if c.subject.startswith("GSI GSI1")]
+    assert len(gsi) == 1, result.to_text()
+    assert gsi[0].kind is ChangeClass.ONLINE_INDEX
+    assert gsi[0].action == {"op": "recreate_gsi", "index": "GSI1"}
+
+
+def test_renamed_entity_attribute_changes_an_include_lsi() -> None:
+    result = plan(model(lsi=True), model(lsi=True, entity_attribute="_type"))
+    assert result.worst is ChangeClass.TABLE_MIGRATION, result.to_text()

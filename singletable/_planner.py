@@ -366,6 +366,8 @@ def _template_problems(
         reasons.append(f"attribute {before['attribute']} -> {after['attribute']}")
     for field_name in sorted(set(before["fields"]) & set(after["fields"])):
         b, a = before["fields"][field_name], after["fields"][field_name]
+        if _widens(b, a):
+            continue  # e.g. a new enum member: every stored key encodes as before
         for param in sorted(set(b) | set(a)):
             if b.get(param) != a.get(param):
                 reasons.append(f"field {field_name}: {param} {b.get(param)!r} -> {a.get(param)!r}")
@@ -378,6 +380,27 @@ def _template_problems(
             if old_enc[param] != new_enc[param]:
                 reasons.append(f"{param} {old_enc[param]!r} -> {new_enc[param]!r}")
     return reasons
+
+
+def _widens(before: Any, after: Any) -> bool:
+    """Whether codec parameters ``after`` read and write every value of ``before`` alike.
+
+    True when they are equal, except that a list of allowed ``values`` (the members of
+    an Enum, the values of a Literal) may gain values or change order: values are
+    stored as themselves, so the stored bytes of every old value stay the same.
+    """
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        if set(before) != set(after):
+            return False
+        for key, b in before.items():
+            a = after[key]
+            if key == "values" and isinstance(b, list) and isinstance(a, list):
+                if not {json.dumps(v) for v in b} <= {json.dumps(v) for v in a}:
+                    return False
+            elif not _widens(b, a):
+                return False
+        return True
+    return bool(before == after)
 
 
 def old_enc_changed(old_enc: Mapping[str, Any], new_enc: Mapping[str, Any]) -> bool:
@@ -552,7 +575,7 @@ def _diff_attributes(
         else:
             b_codec = {k: v for k, v in b.items() if k != "required"}
             a_codec = {k: v for k, v in a.items() if k != "required"}
-            if b_codec != a_codec:
+            if not _widens(b_codec, a_codec):
                 yield Change(
                     ChangeClass.BREAKING_READS,
                     table,
@@ -567,6 +590,14 @@ def _diff_attributes(
                     where,
                     "optional field becomes required: stored items without a value fail "
                     "validation; keep a default",
+                )
+            elif b_codec != a_codec:
+                yield Change(
+                    ChangeClass.SAFE,
+                    table,
+                    where,
+                    f"allowed values widen ({_codec_text(b_codec)} -> {_codec_text(a_codec)}): "
+                    "every stored value still decodes",
                 )
             else:
                 yield Change(ChangeClass.SAFE, table, where, "required field becomes optional")

@@ -56,3 +56,26 @@ def test_renamed_entity_attribute_rebuilds_an_include_gsi() -> None:
 def test_renamed_entity_attribute_changes_an_include_lsi() -> None:
     result = plan(model(lsi=True), model(lsi=True, entity_attribute="_type"))
     assert result.worst is ChangeClass.TABLE_MIGRATION, result.to_text()
+
+
+def test_new_enum_member_in_a_key_is_safe() -> None:
+    # Stored keys and values are all still valid: nothing to rewrite, nothing breaks.
+    result = plan(model(), model(colors=("red", "blue", "green")))
+    assert result.worst is ChangeClass.SAFE, result.to_text()
+    assert result.rewrites() == []
+
+
+def test_reordered_enum_members_are_safe() -> None:
+    result = plan(model(), model(colors=("blue", "red")))
+    assert result.worst is ChangeClass.SAFE, result.to_text()
+
+
+def test_removed_enum_member_still_breaks_reads() -> None:
+    result = plan(model(), model(colors=("red",)))
+    assert result.worst is ChangeClass.BREAKING_READS, result.to_text()
+    assert any(c.kind is ChangeClass.ITEM_REWRITE for c in result.changes)
+
+
+def test_changed_enum_value_still_breaks_reads() -> None:
+    result = plan(model(), model(colors=("red", "navy")))
+    assert result.worst is ChangeClass.BREAKING_READS, result.to_text()

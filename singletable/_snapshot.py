@@ -166,4 +166,8 @@ def read_snapshot(path: str | Path) -> dict[str, Any]:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise SnapshotError(
+            f"{path}: not a snapshot: not UTF-8 text (byte {exc.start}: {exc.reason})"
+        ) from None
     return load_snapshot(text, source=str(path))

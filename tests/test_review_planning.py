@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import enum
+import io
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 import singletable as st
 from singletable._planner import ChangeClass, MigrationPlan, plan_changes
 from singletable._snapshot import load_snapshot, snapshot_json
+from singletable.cli import main
 
 
 def model(
@@ -79,3 +84,14 @@ def test_removed_enum_member_still_breaks_reads() -> None:
 def test_changed_enum_value_still_breaks_reads() -> None:
     result = plan(model(), model(colors=("red", "navy")))
     assert result.worst is ChangeClass.BREAKING_READS, result.to_text()
+
+
+def test_snapshot_that_is_not_utf8_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "binary.json"
+    bad.write_bytes(b"\xff\xfe{\x00")
+    code = main(["plan", "singletable.examples:demo", str(bad)], out=io.StringIO())
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "binary.json" in err and "UTF-8" in err

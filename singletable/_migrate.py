@@ -138,7 +138,11 @@ def migrate(
 
     Raises:
         MigrationError: The plan needs a table migration, or an index change timed out.
+        ValueError: ``segments`` is not 1 to 1,000,000.
     """
+    if not 1 <= segments <= 1_000_000:
+        # With no segment nothing would be scanned, and the run would report success.
+        raise ValueError(f"segments must be 1 to 1,000,000 (DynamoDB's limit), got {segments}")
     out = out or sys.stderr
     plan = plan_changes(model, snapshot_doc)
     tables = {t.name: t for t in tables_of(model)}

@@ -199,6 +199,16 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``singletable`` command."""
     parser = argparse.ArgumentParser(
@@ -273,7 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(delete it to rescan everything)",
     )
     p.add_argument(
-        "--segments", type=int, default=4, help="parallel scan segments per entity (default 4)"
+        "--segments",
+        type=_positive_int,
+        default=4,
+        help="parallel scan segments per entity (default 4)",
     )
     p.set_defaults(func=_cmd_migrate)
 

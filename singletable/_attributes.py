@@ -888,6 +888,9 @@ def _enum_codec(where: str, nullable: bool, position: str, cls: type[enum.Enum])
         return to_av, from_av, {"type": "N", "python": "enum", **params}
 
     _, generic_from, _ = _generic(where, nullable, position, {})
+    # Values such as 0.1 or (1, 2) do not read back as themselves (Decimal("0.1"), [1, 2]),
+    # so stored values are matched by their attribute value instead.
+    by_stored = _stored_lookup(members, [m.value for m in members], where)
 
     def to_av_any(value: Any) -> AttributeValue | None:
         if value is None:
@@ -897,6 +900,9 @@ def _enum_codec(where: str, nullable: bool, position: str, cls: type[enum.Enum])
         return to_attribute_value(value.value, where=where)
 
     def from_av_any(av: AttributeValue) -> Any:
+        member = by_stored.get(_stored_key(av), _MISSING)
+        if member is not _MISSING:
+            return member
         raw = generic_from(av)
         try:
             return by_value.get(raw, raw)
@@ -922,9 +928,60 @@ def _literal_codec(where: str, nullable: bool, position: str, values: tuple[Any,
         if not all(type(v) is type(non_none[0]) for v in non_none):
             built = _generic(where, nullable, position, {})
     else:
-        built = _generic(where, nullable, position, {})
+        generic_to, generic_from, generic_params = _generic(where, nullable, position, {})
+        # Literal[0.1] reads back as Decimal("0.1"), which pydantic does not accept as
+        # 0.1: match the stored attribute value against the literal values' instead.
+        by_stored = _stored_lookup(list(non_none), list(non_none), where)
+
+        def literal_from(av: AttributeValue) -> Any:
+            value = by_stored.get(_stored_key(av), _MISSING)
+            return generic_from(av) if value is _MISSING else value
+
+        built = generic_to, literal_from, generic_params
     to_av, from_av, params = built
     return to_av, from_av, {**params, "python": "literal", "values": params_values}
+
+
+_MISSING: Final = object()
+
+
+def _stored_key(av: Any) -> Any:
+    """A hashable form of an attribute value in which equal stored values are equal.
+
+    Numbers compare by value (DynamoDB normalises ``"0.10"`` to ``"0.1"``), sets ignore
+    their order; an unexpected shape gives a key that matches nothing.
+    """
+    if not isinstance(av, dict) or len(av) != 1:
+        return _MISSING
+    ((kind, value),) = av.items()
+    try:
+        if kind == "N":
+            return kind, Decimal(value)
+        if kind == "NS":
+            return kind, frozenset(Decimal(v) for v in value)
+        if kind in ("SS", "BS"):
+            return kind, frozenset(bytes(v) if kind == "BS" else v for v in value)
+        if kind == "B":
+            return kind, bytes(value)
+        if kind == "L":
+            return kind, tuple(_stored_key(e) for e in value)
+        if kind == "M":
+            return kind, frozenset((k, _stored_key(e)) for k, e in value.items())
+        return kind, value
+    except (InvalidOperation, TypeError, ValueError):
+        return _MISSING
+
+
+def _stored_lookup(results: list[Any], values: list[Any], where: str) -> dict[Any, Any]:
+    """Map the stored form of each of ``values`` to the matching entry of ``results``."""
+    lookup: dict[Any, Any] = {}
+    for result, value in zip(results, values, strict=True):
+        try:
+            key = _stored_key(to_attribute_value(value, where=where))
+            lookup.setdefault(key, result)
+        except (ItemEncodeError, TypeError):
+            continue  # a value that cannot be stored is never read back either
+    return lookup
 
 
 def _list_codec(where: str, nullable: bool, position: str, item: _Built, as_tuple: bool) -> _Built:

@@ -1,0 +1,49 @@
+"""Review: values that must survive the trip to DynamoDB and back unchanged."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Literal
+
+import pydantic
+import pytest
+
+from singletable._attributes import attribute_codec_for
+
+
+class FloatEnum(enum.Enum):
+    TENTH = 0.1
+    QUARTER = 0.25
+
+
+class TupleEnum(enum.Enum):
+    LOW = (1, 2)
+    HIGH = (3, 4)
+
+
+class MixedEnum(enum.Enum):
+    NAME = "a"
+    RATE = 0.3
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value"),
+    [
+        (FloatEnum, FloatEnum.TENTH),
+        (TupleEnum, TupleEnum.HIGH),
+        (MixedEnum, MixedEnum.RATE),
+        (MixedEnum | None, MixedEnum.RATE),
+        (Literal[0.1, 0.3], 0.1),
+        (Literal["x", 0.3], 0.3),
+        (list[FloatEnum], [FloatEnum.TENTH, FloatEnum.QUARTER]),
+    ],
+)
+def test_enum_and_literal_values_that_are_not_str_or_int_read_back(
+    annotation: Any, value: Any
+) -> None:
+    codec = attribute_codec_for(annotation, where="M.x")
+    model = pydantic.create_model("M", x=(annotation, ...))
+    stored = codec.to_av(value)
+    assert stored is not None
+    # DynamoDB returns numbers normalised; "0.10" is how it could come back too.
+    assert model.model_validate({"x": codec.from_av(stored)}).x == value  # type: ignore[attr-defined]

@@ -21,6 +21,7 @@ Table migrations (key schema or LSI changes) are refused: they need a new table.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -39,7 +40,7 @@ from singletable._errors import MigrationError, ServiceError, SingleTableError
 from singletable._execution import Connection
 from singletable._planner import ChangeClass, MigrationPlan, plan_changes
 from singletable._schema import create_table_request, index_projection
-from singletable._snapshot import Model, tables_of
+from singletable._snapshot import Model, dumps, snapshot_json, tables_of
 from singletable._table import Table
 from singletable._types import Item
 
@@ -155,8 +156,13 @@ def migrate(
         table = tables[change.table]
         report.index_steps.extend(runner.apply(table, change.action))
     # A dry run keeps its progress in memory: the real run must still scan everything.
+    # The checkpoint belongs to this plan only: the same task name in a later migration
+    # (the same entity rewritten again) must not read its segments as done.
+    fingerprint = hashlib.sha256(
+        (dumps(snapshot_doc) + snapshot_json(model)).encode("utf-8")
+    ).hexdigest()
     state = (
-        _Checkpoint.load(checkpoint)
+        _Checkpoint.load(checkpoint, fingerprint)
         if checkpoint is not None and not dry_run
         else _Checkpoint(None)
     )
@@ -300,10 +306,12 @@ class _Checkpoint:
         self.lock = threading.Lock()
 
     @classmethod
-    def load(cls, path: str | Path) -> _Checkpoint:
+    def load(cls, path: str | Path, fingerprint: str) -> _Checkpoint:
         path = Path(path)
         if not path.exists():
-            return cls(path)
+            checkpoint = cls(path)
+            checkpoint.data["plan"] = fingerprint
+            return checkpoint
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
@@ -314,6 +322,11 @@ class _Checkpoint:
             raise MigrationError(
                 f"checkpoint {path}: not a version {CHECKPOINT_VERSION} checkpoint; delete it "
                 "to restart"
+            )
+        if data.setdefault("plan", fingerprint) != fingerprint:
+            raise MigrationError(
+                f"checkpoint {path}: written by another migration (another snapshot or "
+                "model); delete it to start this one, or pass another --checkpoint file"
             )
         return cls(path, data)
 

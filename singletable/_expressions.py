@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar, Literal, TypeAlias
 
-from singletable._errors import ExpressionError
+from singletable._attributes import number_text
+from singletable._errors import ExpressionError, ItemEncodeError
 from singletable._types import AttributeValue
 
 __all__ = [
@@ -165,15 +166,16 @@ def _number_av(n: object, label: str, what: str) -> AttributeValue:
     """Converts an int, float or Decimal to ``{"N": ...}`` (used for sizes and counters)."""
     if isinstance(n, bool) or not isinstance(n, (int, float, Decimal)):
         raise ExpressionError(f"{label}: {what} needs a number, got {type(n).__name__}")
-    if isinstance(n, int):
-        return {"N": str(n)}
     if isinstance(n, float):
         if not math.isfinite(n):
             raise ExpressionError(f"{label}: {what} needs a finite number, got {n!r}")
         n = Decimal(repr(n))
-    if not n.is_finite():
+    if isinstance(n, Decimal) and not n.is_finite():
         raise ExpressionError(f"{label}: {what} needs a finite number, got {n!r}")
-    return {"N": str(n)}
+    try:  # DynamoDB's 38 digits and 1E-130 .. 1E+126, refused here with the path named
+        return {"N": number_text(n, f"{label}: {what}")}
+    except ItemEncodeError as exc:
+        raise ExpressionError(str(exc)) from None
 
 
 @dataclass(frozen=True, slots=True)

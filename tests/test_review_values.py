@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import enum
+from decimal import Decimal
 from typing import Any, Literal
 
 import pydantic
 import pytest
 
 from singletable._attributes import attribute_codec_for
+from singletable._errors import ExpressionError
+from singletable._expressions import FieldRef
 
 
 class FloatEnum(enum.Enum):
@@ -47,3 +50,20 @@ def test_enum_and_literal_values_that_are_not_str_or_int_read_back(
     assert stored is not None
     # DynamoDB returns numbers normalised; "0.10" is how it could come back too.
     assert model.model_validate({"x": codec.from_av(stored)}).x == value  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda r: r.size() < 10**130,
+        lambda r: r.increment(12345678901234567890123456789012345678901),
+        lambda r: r.decrement(Decimal("1E+200")),
+        lambda r: r.size() > 1e300,
+        lambda r: r.add(Decimal("1.234567890123456789012345678901234567891")),
+        lambda r: r.set(r.if_not_exists(0) + Decimal("1E-140")),
+    ],
+)
+def test_numbers_in_expressions_are_checked_against_dynamodb_limits(build: Any) -> None:
+    ref = FieldRef(("stats",), lambda v: {"N": str(v)}, label="Thing.stats")
+    with pytest.raises(ExpressionError, match=r"Thing\.stats|SET value"):
+        build(ref)

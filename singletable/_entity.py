@@ -27,6 +27,7 @@ from singletable._attributes import (
 from singletable._codecs import KeyCodec, codec_for
 from singletable._codegen import build_item_decoder, build_item_encoder
 from singletable._errors import (
+    ExpressionError,
     ItemDecodeError,
     ItemEncodeError,
     KeyDecodeError,
@@ -346,7 +347,10 @@ def _null_aware(codec: AttributeCodec) -> Callable[[Any], AttributeValue]:
             return {"NULL": True}
         av = codec.to_av(value)
         if av is None:
-            raise ValueError("an empty set cannot be compared; test attribute_not_exists()")
+            raise ExpressionError(
+                f"{codec.where}: an empty set cannot be compared (DynamoDB stores none, the "
+                "attribute is left out); test attribute_not_exists() instead"
+            )
         return av
 
     return to_av

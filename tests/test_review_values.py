@@ -67,3 +67,15 @@ def test_numbers_in_expressions_are_checked_against_dynamodb_limits(build: Any) 
     ref = FieldRef(("stats",), lambda v: {"N": str(v)}, label="Thing.stats")
     with pytest.raises(ExpressionError, match=r"Thing\.stats|SET value"):
         build(ref)
+
+
+def test_comparing_a_set_field_with_an_empty_set_names_the_field() -> None:
+    from singletable._entity import Entity
+    from singletable._table import Table
+
+    class Tagged(Entity, table=Table("review-values"), pk="T#{tid}", sk="T"):
+        tid: str
+        tags: set[str] = pydantic.Field(default_factory=set)
+
+    with pytest.raises(ExpressionError, match=r"Tagged\.tags.*empty set"):
+        _ = Tagged.f.tags == set()

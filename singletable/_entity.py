@@ -338,6 +338,8 @@ class _FieldRefs:
             _null_aware(plan.codec),
             element_to_av=elements,
             label=f"{self._plan.name}.{name}",
+            # A top-level None is stored by omitting the attribute.
+            none_is_missing=True,
         )
 
 

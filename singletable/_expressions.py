@@ -797,9 +797,12 @@ class FieldRef(_Comparable):
             they inherit this reference's ``to_av``.
         label: how error messages name the path, e.g. ``"AuditEvent.ts"``; defaults to the
             path itself.
+        none_is_missing: the attribute stores ``None`` by being absent (a top-level
+            optional field), so ``== None`` means ``attribute_not_exists`` and ``!= None``
+            ``attribute_exists``; a ``NULL`` comparison would never match such an item.
     """
 
-    __slots__ = ("element_to_av", "label", "path", "to_av")
+    __slots__ = ("element_to_av", "label", "none_is_missing", "path", "to_av")
 
     def __init__(
         self,
@@ -808,11 +811,23 @@ class FieldRef(_Comparable):
         *,
         element_to_av: ValueConverter | None = None,
         label: str | None = None,
+        none_is_missing: bool = False,
     ) -> None:
         self.path: Path = _check_path(tuple(path))
         self.to_av = to_av
         self.element_to_av = element_to_av
         self.label: str = label if label is not None else _label_of(self.path)
+        self.none_is_missing = none_is_missing
+
+    def __eq__(self, other: object) -> Condition:  # type: ignore[override]
+        if other is None and self.none_is_missing:
+            return self.not_exists()
+        return super().__eq__(other)
+
+    def __ne__(self, other: object) -> Condition:  # type: ignore[override]
+        if other is None and self.none_is_missing:
+            return self.exists()
+        return super().__ne__(other)
 
     def __repr__(self) -> str:
         return f"FieldRef({self.label!r})"

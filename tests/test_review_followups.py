@@ -111,3 +111,19 @@ def test_versioned_put_with_a_condition_tells_which_check_failed() -> None:
     held = _fail(Doc.put(doc, condition=condition), stored_same)
     assert type(held) is st.ConditionFailedError
     assert "put condition failed" in str(held)
+
+
+def test_comparing_an_optional_field_with_none_tests_for_the_missing_attribute() -> None:
+    from singletable._expressions import Placeholders, render_condition
+
+    class Note(st.Entity, table=st.Table("followups-4"), pk="N#{nid}", sk="META"):
+        nid: str
+        body: str | None = None
+        meta: dict[str, str | None] = Field(default_factory=dict)
+
+    ph = Placeholders()
+    assert render_condition(Note.f.body == None, ph) == "attribute_not_exists (#n0)"  # noqa: E711
+    assert render_condition(Note.f.body != None, ph) == "attribute_exists (#n0)"  # noqa: E711
+    # Inside a map, None is stored as NULL, so there it is a value comparison.
+    nested = render_condition(Note.f.meta["k"] == None, ph)  # noqa: E711
+    assert nested == "#n1.#n2 = :v0" and ph.values[":v0"] == {"NULL": True}

@@ -157,7 +157,26 @@ def load_snapshot(text: str, *, source: str = "snapshot") -> dict[str, Any]:
         isinstance(t, dict) and isinstance(t.get("entities"), dict) for t in tables.values()
     ):
         raise SnapshotError(f"{source}: malformed snapshot: 'tables' must map names to tables")
+    # Every section the planner reads, so a hand-edited or truncated file is refused here
+    # with its location rather than failing deep inside the planner.
+    for name, table in tables.items():
+        for section in _TABLE_SECTIONS:
+            if not isinstance(table.get(section), dict):
+                raise SnapshotError(
+                    f"{source}: malformed snapshot: table {name!r} has no {section!r} section"
+                )
+        for entity_id, entity in table["entities"].items():
+            missing = [k for k in _ENTITY_SECTIONS if k not in entity]
+            if missing:
+                raise SnapshotError(
+                    f"{source}: malformed snapshot: entity {entity_id!r} of table {name!r} "
+                    f"has no {missing[0]!r}"
+                )
     return document
+
+
+_TABLE_SECTIONS = ("encoding", "entities", "indexes", "key", "settings")
+_ENTITY_SECTIONS = ("attributes", "keys", "name", "version", "ttl_field", "version_field")
 
 
 def read_snapshot(path: str | Path) -> dict[str, Any]:

@@ -105,3 +105,20 @@ def test_missing_file_is_a_snapshot_error(tmp_path: Path) -> None:
 def test_two_tables_with_one_name_are_refused() -> None:
     with pytest.raises(st.SnapshotError, match="both named 'app'"):
         snapshot([st.Table("app"), st.Table("app")])
+
+
+def test_snapshot_missing_a_section_is_refused_naming_it() -> None:
+    import json
+
+    import singletable as st
+    from singletable import examples
+
+    document = json.loads(st.snapshot_json(examples.demo))
+    del document["tables"]["singletable-demo"]["encoding"]
+    with pytest.raises(st.SnapshotError, match=r"table 'singletable-demo' has no 'encoding'"):
+        st.load_snapshot(json.dumps(document), source="snap.json")
+    document = json.loads(st.snapshot_json(examples.demo))
+    entity = next(iter(document["tables"]["singletable-demo"]["entities"].values()))
+    del entity["keys"]
+    with pytest.raises(st.SnapshotError, match=r"snap.json: malformed snapshot: entity .* 'keys'"):
+        st.load_snapshot(json.dumps(document), source="snap.json")

@@ -10,11 +10,11 @@ Mapping of Python types to DynamoDB types:
 
 * ``str`` -> ``S``; ``bool`` -> ``BOOL``; ``int`` / ``float`` / ``Decimal`` -> ``N``;
   ``bytes`` / ``bytearray`` -> ``B``.
-* ``datetime`` -> ``S`` in ISO 8601 (``datetime.isoformat()``). An aware value **keeps its
-  own UTC offset** (``2026-06-23T08:00:00+02:00``), so it reads back as the same instant
-  with the same offset; a naive value stays naive. Attribute values are not keys, so their
-  text need not sort; key codecs normalise to UTC instead. ``date`` and ``time`` -> ``S``
-  in ISO form, ``UUID`` -> ``S`` (canonical hyphenated form).
+* ``datetime`` -> ``S`` in ISO 8601 with microseconds; an aware value is **converted to
+  UTC** (``2026-06-23T06:00:00.000000+00:00`` for 08:00+02:00), so it reads back as the
+  same instant, and the text of every stored value sorts like its instant: conditions and
+  filters such as ``Event.f.created > t`` compare correctly. A naive value stays naive.
+  ``date`` and ``time`` -> ``S`` in ISO form, ``UUID`` -> ``S`` (canonical hyphenated form).
 * ``Enum`` -> the attribute value of its ``.value``; ``Literal[...]`` -> the type of its
   values.
 * ``list`` / ``tuple`` / ``Sequence`` -> ``L``; ``dict[str, X]`` / ``Mapping`` -> ``M``
@@ -446,7 +446,9 @@ def to_attribute_value(value: Any, *, where: str = "value") -> AttributeValue:
         return {"N": number_text(value, where)}
     if isinstance(value, (bytes, bytearray, memoryview)):
         return {"B": bytes(value)}
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+    if isinstance(value, _dt.datetime):
+        return {"S": datetime_text(value)}
+    if isinstance(value, (_dt.date, _dt.time)):
         return {"S": value.isoformat()}
     if isinstance(value, uuid.UUID):
         return {"S": str(value)}
@@ -794,8 +796,22 @@ def _generic(where: str, nullable: bool, position: str, params: dict[str, Any]) 
     return to_av, from_av, params
 
 
+_UTC = _dt.timezone.utc
+
+
+def datetime_text(value: _dt.datetime) -> str:
+    """A datetime attribute's stored text: aware values in UTC, always with microseconds.
+
+    One offset and one width make the text sort like the instants, so range conditions
+    and filters on datetime attributes compare correctly (a naive value stays naive).
+    """
+    if value.tzinfo is not None and value.utcoffset():
+        value = value.astimezone(_UTC)
+    return value.isoformat(timespec="microseconds")
+
+
 _SCALAR_TEXT_TYPES: dict[type[Any], tuple[str, Callable[[Any], str], Callable[[str], Any]]] = {
-    _dt.datetime: ("datetime", _dt.datetime.isoformat, _dt.datetime.fromisoformat),
+    _dt.datetime: ("datetime", datetime_text, _dt.datetime.fromisoformat),
     _dt.date: ("date", _dt.date.isoformat, _dt.date.fromisoformat),
     _dt.time: ("time", _dt.time.isoformat, _dt.time.fromisoformat),
     uuid.UUID: ("UUID", str, uuid.UUID),

@@ -35,7 +35,12 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from singletable._attributes import MAX_ITEM_SIZE, attribute_value_size, check_item_size
+from singletable._attributes import (
+    MAX_ITEM_SIZE,
+    attribute_value_size,
+    check_item_size,
+    datetime_text,
+)
 from singletable._codecs import (
     _INT_LIMIT,
     _TWO,
@@ -366,7 +371,8 @@ class _EncoderBuilder:
         if kind == "S" and python == "datetime":
             self.static += _MAX_ISOFORMAT_CHARS
             dt = ns.ref(_dt.datetime, "datetime")
-            return f"{x}.__class__ is {dt}", [f"item[{a}] = {{'S': {x}.isoformat()}}"]
+            text = ns.ref(datetime_text, "datetime_text")
+            return f"{x}.__class__ is {dt}", [f"item[{a}] = {{'S': {text}({x})}}"]
         if kind == "S" and python == "UUID":
             self.static += _UUID_CHARS
             return (

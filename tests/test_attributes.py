@@ -129,7 +129,8 @@ def test_round_trip_every_supported_type() -> None:
     assert item["dec"] == {"N": "12.3400"}
     assert item["flag"] == {"BOOL": True}
     assert item["raw"] == {"B": b"\x00\xff"}
-    assert item["when"] == {"S": "2026-06-23T08:00:00+02:00"}  # offset kept
+    # Aware values are stored in UTC with microseconds: the text sorts like the instant.
+    assert item["when"] == {"S": "2026-06-23T06:00:00.000000+00:00"}
     assert item["naive"] == {"S": "2026-06-23T08:00:00.123456"}
     assert item["day"] == {"S": "2026-06-23"}
     assert item["at"] == {"S": "08:30:15"}
@@ -667,3 +668,16 @@ def test_empty_map_keys_are_refused_naming_the_field() -> None:
         nested.to_av({"": 1})
     with pytest.raises(ItemEncodeError, match=r"meta: a map key is the empty string"):
         to_attribute_value({"": "x"}, where="meta")
+
+
+def test_datetime_attributes_sort_like_their_instants_whatever_the_offset() -> None:
+    import datetime as dt
+
+    codec = attribute_codec_for(dt.datetime, (), where="Doc.when")
+    plus2 = dt.timezone(dt.timedelta(hours=2))
+    earlier = dt.datetime(2026, 6, 23, 9, 30, tzinfo=plus2)  # 07:30 UTC
+    later = dt.datetime(2026, 6, 23, 8, 0, 0, 1, tzinfo=dt.timezone.utc)
+    assert codec.to_av(earlier)["S"] < codec.to_av(later)["S"]
+    whole = dt.datetime(2026, 6, 23, 8, 0, tzinfo=dt.timezone.utc)
+    assert codec.to_av(whole)["S"] < codec.to_av(later)["S"]  # fixed width: no short form
+    assert codec.from_av(codec.to_av(earlier)) == earlier  # the same instant

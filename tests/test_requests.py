@@ -13,7 +13,7 @@ import singletable as st
 from singletable._requests import Call, Sleep
 
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
-STAMP = {"S": "2026-06-23T08:00:00+00:00"}
+STAMP = {"S": "2026-06-23T08:00:00.000000+00:00"}
 
 table = st.Table("pure", indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")], ttl_attribute="ttl")
 

@@ -82,7 +82,7 @@ def _sets(params: dict[str, Any]) -> dict[str, Any]:
 
 def test_update_rewrites_index_keyed_on_updated_at() -> None:
     sets = _sets(Rec.update(rid="a").set(title="x").at(T0).params())
-    assert sets["updated_at"] == {"S": "2026-06-23T08:00:00+00:00"}
+    assert sets["updated_at"] == {"S": "2026-06-23T08:00:00.000000+00:00"}
     # The index ordered by updated_at must follow the stamp, or it goes stale.
     assert sets["GSI1SK"] == st.Put(Rec(rid="a"), now=T0).params()["Item"]["GSI1SK"]
     assert sets["GSI1PK"] == {"S": "RECENT"}
@@ -154,5 +154,5 @@ class Stamped(
 
 def test_upsert_may_set_created_at_explicitly() -> None:
     params = Stamped.upsert(sid="a").set(created_at=T0).params()
-    assert _sets(params)["created_at"] == {"S": "2026-06-23T08:00:00+00:00"}
+    assert _sets(params)["created_at"] == {"S": "2026-06-23T08:00:00.000000+00:00"}
     assert "if_not_exists" not in params["UpdateExpression"]

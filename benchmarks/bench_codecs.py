@@ -103,7 +103,7 @@ def hand_encode(e: AuditEvent) -> dict[str, Any]:
         "GSI1PK": {"S": f"TARGET#{e.target}"},
         "GSI1SK": {"S": sk},
         "actor_id": {"S": e.actor_id},
-        "ts": {"S": e.ts.isoformat()},
+        "ts": {"S": e.ts.isoformat(timespec="microseconds")},
         "seq": {"N": str(e.seq)},
         "action": {"S": e.action},
         "target": {"S": e.target},

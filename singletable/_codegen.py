@@ -39,7 +39,6 @@ from singletable._attributes import (
     MAX_ITEM_SIZE,
     attribute_value_size,
     check_item_size,
-    datetime_text,
 )
 from singletable._codecs import (
     _INT_LIMIT,
@@ -371,8 +370,13 @@ class _EncoderBuilder:
         if kind == "S" and python == "datetime":
             self.static += _MAX_ISOFORMAT_CHARS
             dt = ns.ref(_dt.datetime, "datetime")
-            text = ns.ref(datetime_text, "datetime_text")
-            return f"{x}.__class__ is {dt}", [f"item[{a}] = {{'S': {text}({x})}}"]
+            # UTC values (the common case) are already in stored form; any other offset, or
+            # a naive value, takes the codec's path (`datetime_text`).
+            utc = ns.ref(_dt.timezone.utc, "utc")
+            return (
+                f"{x}.__class__ is {dt} and {x}.tzinfo is {utc}",
+                [f"item[{a}] = {{'S': {x}.isoformat(timespec='microseconds')}}"],
+            )
         if kind == "S" and python == "UUID":
             self.static += _UUID_CHARS
             return (

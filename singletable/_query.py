@@ -37,7 +37,7 @@ from singletable._expressions import (
     render_condition,
     render_projection,
 )
-from singletable._requests import Call, ReturnCapacity, Sleep
+from singletable._requests import Call, ReturnCapacity, Sleep, _key_ref
 from singletable._templates import KeyTemplate
 from singletable._types import Item
 
@@ -84,14 +84,6 @@ class _KeyCondition:
     values: tuple[str, ...]
     #: A key that satisfies the key condition but not the requested strict ``<``.
     exclude: str | None = None
-
-
-def _key_av(value: Any) -> Any:
-    return value if isinstance(value, dict) else {"S": value}
-
-
-def _sk_ref(attribute: str) -> FieldRef:
-    return FieldRef((attribute,), _key_av, label=attribute)
 
 
 def _same_key_value(a: Any, b: Any) -> bool:
@@ -689,12 +681,12 @@ class EntityQuery(_BaseQuery[E]):
         if not self._counting:
             self._check_keys_only()
         schema = self.key_plan.schema
-        pk_ref = _sk_ref(schema.pk)
+        pk_ref = _key_ref(schema.pk)
         parts = [render_condition(pk_ref == self.key_plan.pk.attribute_value(self.partition), ph)]
         condition = self._key_condition()
         if condition is not None:
             assert schema.sk is not None and self.key_plan.sk is not None
-            ref = _sk_ref(schema.sk)
+            ref = _key_ref(schema.sk)
             sk_type = self.key_plan.sk.key_type
             avs: list[object] = [v if sk_type == "S" else {sk_type: v} for v in condition.values]
             parts.append(render_condition(_sort_condition(ref, condition.op, avs), ph))
@@ -721,8 +713,7 @@ class EntityQuery(_BaseQuery[E]):
         # same filter must be in the request and in the cursor's fingerprint).
         if not self._needs_type_filter():
             return self._filter
-        type_ref = FieldRef((self.table.entity_attribute,), lambda v: {"S": v}, label="entity")
-        type_filter = type_ref == self.plan.name
+        type_filter = _key_ref(self.table.entity_attribute) == self.plan.name
         return type_filter if self._filter is None else type_filter & self._filter
 
     def _start_key_attributes(self) -> list[str]:
@@ -951,13 +942,13 @@ class CollectionQuery(_BaseQuery["Entity"]):
         key_plan = self.collection.key_plans[0]
         schema = key_plan.schema
         parts = [
-            render_condition(_sk_ref(schema.pk) == key_plan.pk.attribute_value(self.partition), ph)
+            render_condition(_key_ref(schema.pk) == key_plan.pk.attribute_value(self.partition), ph)
         ]
         if self._sk_equals is not None and schema.sk and key_plan.sk is not None:
             sk_av = key_plan.sk.attribute_value(self._sk_equals)
-            parts.append(render_condition(_sk_ref(schema.sk) == sk_av, ph))
+            parts.append(render_condition(_key_ref(schema.sk) == sk_av, ph))
         elif self._prefix and schema.sk:
-            parts.append(render_condition(_sk_ref(schema.sk).begins_with(self._prefix), ph))
+            parts.append(render_condition(_key_ref(schema.sk).begins_with(self._prefix), ph))
         request: dict[str, Any] = {
             "TableName": self.table.name,
             "KeyConditionExpression": " AND ".join(parts),
@@ -1037,8 +1028,7 @@ class Scan(_BaseQuery[T]):
         self.index = index
         self._segment: tuple[int, int] | None = None
         if plan is not None:
-            type_ref = FieldRef((table.entity_attribute,), lambda v: {"S": v}, label="entity")
-            self._filter = type_ref == plan.name
+            self._filter = _key_ref(table.entity_attribute) == plan.name
 
     def segment(self, segment: int, total: int) -> Scan[T]:
         """Scan one of ``total`` segments (run the segments in parallel workers)."""

@@ -36,6 +36,7 @@ from singletable._expressions import (
     FieldRef,
     Placeholders,
     UpdateAction,
+    and_,
     render_condition,
     render_projection,
     render_update,
@@ -109,6 +110,7 @@ class Operation(ABC, Generic[R]):
 
 
 def _key_ref(attribute: str) -> FieldRef:
+    """A reference to a key or bookkeeping attribute, compared with ready key values."""
     return FieldRef((attribute,), _passthrough, label=attribute)
 
 
@@ -243,12 +245,7 @@ class Put(Operation[E]):
             parts.append(pk.not_exists() if expected == 0 else version_ref == expected)
         if self.condition is not None:
             parts.append(self.condition)
-        if not parts:
-            return None
-        result = parts[0]
-        for part in parts[1:]:
-            result = result & part
-        return result
+        return and_(*parts) if parts else None
 
     def params(self) -> dict[str, Any]:
         """The exact ``PutItem`` request."""
@@ -754,12 +751,7 @@ class Update(Operation[E]):
             )
         if self._condition is not None:
             parts.append(self._condition)
-        if not parts:
-            return None
-        result = parts[0]
-        for part in parts[1:]:
-            result = result & part
-        return result
+        return and_(*parts) if parts else None
 
     def params(self) -> dict[str, Any]:
         """The exact ``UpdateItem`` request."""

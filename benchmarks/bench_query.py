@@ -42,7 +42,7 @@ from botocore.config import Config
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from singletable import Connection
-from singletable._attributes import item_size
+from singletable.attributes.size import item_size
 from singletable.examples import AuditEvent, demo
 
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)

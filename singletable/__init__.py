@@ -3,13 +3,17 @@
 Declare a `Table`, then `Entity` classes whose key templates (``pk="ACTOR#{actor_id}"``,
 ``sk="EVT#{ts}#{seq}"``) are compiled once into order-preserving encoders and decoders.
 Every operation is a pure value with ``.params()`` before ``.run(db)`` sends it.
+
+The everyday names are here. The layers are public subpackages too: `singletable.errors`,
+`singletable.expressions`, `singletable.operations` (for people writing executors),
+`singletable.model`, `singletable.keys`, `singletable.attributes`, `singletable.io` and the
+modules of `singletable.tooling` (capacity, schema, snapshot, planner, lint, migrate).
 """
 
-from singletable._capacity import CapacityEstimate, CapacityLine, estimate_capacity, explain
-from singletable._codecs import KeyFormat
-from singletable._embedded import embedded
-from singletable._entity import Entity, EntityPlan, IndexKeys
-from singletable._errors import (
+__version__ = "0.2.0"
+
+from singletable.entity import Entity
+from singletable.errors import (
     AlreadyExistsError,
     ConditionFailedError,
     CursorError,
@@ -32,8 +36,7 @@ from singletable._errors import (
     UnknownEntityError,
     VersionConflictError,
 )
-from singletable._execution import CapacityMeter, Connection
-from singletable._expressions import (
+from singletable.expressions.tree import (
     Condition,
     FieldRef,
     SetValue,
@@ -43,30 +46,26 @@ from singletable._expressions import (
     not_,
     or_,
 )
-from singletable._lint import LintWarning, lint_model, lint_report
-from singletable._migrate import MigrationReport, migrate
-from singletable._planner import Change, ChangeClass, MigrationPlan, plan_changes
-from singletable._query import Collection, CollectionResult, EntityQuery, Page, Scan
-from singletable._requests import (
-    BatchGet,
-    BatchWrite,
-    BatchWriteResult,
-    Delete,
-    Get,
-    Operation,
-    ProjectedGet,
-    Put,
-    TransactGet,
-    TransactWrite,
-    Update,
-)
-from singletable._schema import (
-    cloudformation_resource,
-    cloudformation_template,
-    create_table_request,
-)
-from singletable._snapshot import load_snapshot, read_snapshot, snapshot, snapshot_json
-from singletable._table import GSI, LSI, Projection, Table, Throughput
+from singletable.io.connection import CapacityMeter, Connection
+from singletable.io.embedded import embedded
+from singletable.keys.codecs import KeyFormat
+from singletable.model.definition import create_table_request
+from singletable.model.plan import EntityPlan, IndexKeys
+from singletable.model.table import GSI, LSI, Projection, Table, Throughput
+from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
+from singletable.operations.collection import Collection, CollectionResult
+from singletable.operations.items import Delete, Get, ProjectedGet, Put
+from singletable.operations.protocol import Operation
+from singletable.operations.query import EntityQuery, Page
+from singletable.operations.scan import Scan
+from singletable.operations.transactions import TransactGet, TransactWrite
+from singletable.operations.update import Update
+from singletable.tooling.capacity import CapacityEstimate, CapacityLine, estimate_capacity, explain
+from singletable.tooling.lint import LintWarning, lint_model, lint_report
+from singletable.tooling.migrate import MigrationReport, migrate
+from singletable.tooling.planner import Change, ChangeClass, MigrationPlan, plan_changes
+from singletable.tooling.schema import cloudformation_resource, cloudformation_template
+from singletable.tooling.snapshot import load_snapshot, read_snapshot, snapshot, snapshot_json
 
 __all__ = [
     "AlreadyExistsError",
@@ -129,6 +128,7 @@ __all__ = [
     "Update",
     "UpdateAction",
     "VersionConflictError",
+    "__version__",
     "and_",
     "cloudformation_resource",
     "cloudformation_template",
@@ -147,3 +147,20 @@ __all__ = [
     "snapshot",
     "snapshot_json",
 ]
+
+
+def _publish_here() -> None:
+    # Tracebacks, reprs and pickles name public classes where users import them
+    # (``singletable.Connection``), not the internal module that defines them. Errors keep
+    # their public home, `singletable.errors`.
+    for name in __all__:
+        value = globals()[name]
+        if isinstance(value, str):
+            continue
+        if getattr(value, "__module__", "").startswith("singletable.") and not (
+            isinstance(value, type) and issubclass(value, SingleTableError)
+        ):
+            value.__module__ = __name__
+
+
+_publish_here()

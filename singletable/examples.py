@@ -20,10 +20,11 @@ from typing import Annotated
 
 from pydantic import Field
 
-from singletable._codecs import KeyFormat
-from singletable._entity import Entity, IndexKeys
-from singletable._query import Collection
-from singletable._table import GSI, Projection, Table
+from singletable.entity import Entity
+from singletable.keys.codecs import KeyFormat
+from singletable.model.plan import IndexKeys
+from singletable.model.table import GSI, Projection, Table
+from singletable.operations.collection import Collection
 
 demo = Table(
     "singletable-demo",

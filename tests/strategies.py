@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from singletable._codecs import KeyFormat
+from singletable.keys.codecs import KeyFormat
 
 Precision = Literal["s", "ms", "us"]
 

@@ -12,17 +12,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from singletable._attributes import (
+from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
+from singletable.attributes.convert import from_attribute_value, to_attribute_value
+from singletable.attributes.size import (
     MAX_ITEM_SIZE,
-    AttributeCodec,
-    attribute_codec_for,
     attribute_value_size,
     check_item_size,
-    from_attribute_value,
     item_size,
-    to_attribute_value,
 )
-from singletable._errors import (
+from singletable.errors import (
     ItemDecodeError,
     ItemEncodeError,
     ItemTooLargeError,

@@ -10,19 +10,21 @@ from typing import Any
 
 import pytest
 
-from singletable._attributes import item_size
-from singletable._capacity import (
+from singletable.attributes.size import item_size
+from singletable.entity import Entity
+from singletable.errors import EstimateError
+from singletable.model.plan import IndexKeys
+from singletable.model.table import GSI, LSI, Projection, Table
+from singletable.operations.batch import BatchGet, BatchWrite
+from singletable.operations.transactions import TransactGet, TransactWrite
+from singletable.tooling.capacity import (
     CapacityEstimate,
-    EstimateError,
     estimate_capacity,
     index_entry,
     read_units,
     write_units,
 )
-from singletable._entity import Entity, IndexKeys
-from singletable._requests import BatchGet, BatchWrite, TransactGet, TransactWrite
-from singletable._table import GSI, LSI, Projection, Table
-from singletable._types import Item
+from singletable.types import Item
 
 app = Table(
     "cap-app",
@@ -280,7 +282,7 @@ def test_update_of_an_lsi_field_leaves_the_table_key_alone() -> None:
 
 
 def test_meter_keeps_per_index_units() -> None:
-    from singletable._execution import CapacityMeter
+    from singletable.io.connection import CapacityMeter
 
     meter = CapacityMeter()
     meter.record(

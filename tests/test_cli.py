@@ -111,7 +111,7 @@ def test_migrate_dry_run_then_run(tmp_path: Path) -> None:
 
 
 def test_demo_calls_run_demo(monkeypatch: pytest.MonkeyPatch) -> None:
-    import singletable._demo as demo
+    import singletable.cli.demo as demo
 
     monkeypatch.setattr(demo, "run_demo", lambda out: out.write("demo ran\n"))
     assert run("demo") == (0, "demo ran\n")

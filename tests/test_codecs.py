@@ -29,7 +29,8 @@ from strategies import (
     utc_datetimes,
 )
 
-from singletable._codecs import (
+from singletable.errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError
+from singletable.keys.codecs import (
     BoolCodec,
     DateCodec,
     DatetimeCodec,
@@ -46,7 +47,6 @@ from singletable._codecs import (
     UUIDCodec,
     codec_for,
 )
-from singletable._errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError
 
 MANY = settings(max_examples=500, deadline=None)
 ESC = SegmentEscaper()

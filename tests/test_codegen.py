@@ -19,9 +19,9 @@ from pydantic import BaseModel, Field
 from strategies import key_text
 
 from singletable import GSI, Entity, IndexKeys, KeyFormat, Table
-from singletable._attributes import MAX_ITEM_SIZE, item_size
-from singletable._entity import EntityPlan
+from singletable.attributes.size import MAX_ITEM_SIZE, item_size
 from singletable.examples import sample_items
+from singletable.model.plan import EntityPlan
 
 UTC = dt.timezone.utc
 T0 = dt.datetime(2026, 6, 23, 8, 0, tzinfo=UTC)

@@ -18,18 +18,19 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, Field
 from strategies import Level, Shade, aware_datetimes, key_text
 
-from singletable._attributes import item_size
-from singletable._codecs import KeyFormat
-from singletable._entity import Entity, IndexKeys
-from singletable._errors import (
+from singletable.attributes.size import item_size
+from singletable.entity import Entity
+from singletable.errors import (
     ItemDecodeError,
     ItemTooLargeError,
     KeyEncodeError,
     ModelDefinitionError,
 )
-from singletable._query import decode_any
-from singletable._table import GSI, LSI, Projection, Table
 from singletable.examples import Actor, AuditEvent, Folder, Reading, demo
+from singletable.keys.codecs import KeyFormat
+from singletable.model.plan import IndexKeys
+from singletable.model.table import GSI, LSI, Projection, Table
+from singletable.operations.collection import decode_any
 
 T0 = dt.datetime(2026, 6, 23, 8, 0, tzinfo=dt.timezone.utc)
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
+import re
+
+import pytest
+
 import singletable
 
 PUBLIC = {
@@ -88,6 +93,7 @@ PUBLIC = {
     "UnknownEntityError",
     "SnapshotError",
     "MigrationError",
+    "__version__",
 }
 
 
@@ -111,3 +117,46 @@ def test_errors_share_one_base() -> None:
     for error in errors:
         assert issubclass(error, singletable.SingleTableError), error
         assert issubclass(error, Exception)
+
+
+def test_version_is_the_distribution_version() -> None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    assert re.fullmatch(r"\d+\.\d+\.\d+([.-]?\w+)?", singletable.__version__)
+    try:
+        installed = version("singletable")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return
+    assert installed == singletable.__version__
+
+
+def test_public_classes_name_the_module_users_import_them_from() -> None:
+    for name in singletable.__all__:
+        value = getattr(singletable, name)
+        if not hasattr(value, "__module__") or isinstance(value, str):
+            continue
+        expected = "singletable.errors" if name.endswith("Error") else "singletable"
+        assert value.__module__ == expected, name
+        assert getattr(importlib.import_module(value.__module__), name) is value
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "singletable.attributes",
+        "singletable.errors",
+        "singletable.expressions",
+        "singletable.io",
+        "singletable.keys",
+        "singletable.model",
+        "singletable.operations",
+    ],
+)
+def test_public_submodules_export_what_they_define(module: str) -> None:
+    mod = importlib.import_module(module)
+    names = getattr(mod, "__all__", None) or [
+        n for n in vars(mod) if not n.startswith("_") and isinstance(vars(mod)[n], type)
+    ]
+    assert names, module
+    for name in names:
+        assert getattr(mod, name) is not None, (module, name)

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from singletable._errors import ExpressionError
-from singletable._expressions import (
+from singletable.errors import ExpressionError
+from singletable.expressions.tree import (
     Condition,
     FieldRef,
     Placeholders,
@@ -24,7 +24,7 @@ from singletable._expressions import (
     render_update,
     update_paths,
 )
-from singletable._types import AttributeValue
+from singletable.types import AttributeValue
 
 
 def to_av(value: Any) -> AttributeValue:

@@ -8,10 +8,11 @@ from typing import Annotated, Literal
 
 import pytest
 
-from singletable._codecs import KeyFormat
-from singletable._entity import Entity, IndexKeys
-from singletable._lint import LintWarning, lint_model, lint_report
-from singletable._table import GSI, Table
+from singletable.entity import Entity
+from singletable.keys.codecs import KeyFormat
+from singletable.model.plan import IndexKeys
+from singletable.model.table import GSI, Table
+from singletable.tooling.lint import LintWarning, lint_model, lint_report
 
 
 class Status(enum.Enum):

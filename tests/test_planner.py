@@ -10,8 +10,8 @@ from typing import Annotated, Any
 import pytest
 
 import singletable as st
-from singletable._planner import ChangeClass, MigrationPlan, plan_changes
-from singletable._snapshot import load_snapshot, snapshot_json
+from singletable.tooling.planner import ChangeClass, MigrationPlan, plan_changes
+from singletable.tooling.snapshot import load_snapshot, snapshot_json
 
 SAFE = ChangeClass.SAFE
 ONLINE = ChangeClass.ONLINE_INDEX

@@ -10,7 +10,7 @@ import pytest
 from pydantic import Field
 
 import singletable as st
-from singletable._requests import Call, Sleep
+from singletable.operations.protocol import Call, Sleep
 
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
 STAMP = {"S": "2026-06-23T08:00:00.000000+00:00"}

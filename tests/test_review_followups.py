@@ -91,7 +91,7 @@ class Doc(st.Entity, table=table, pk="DOC#{doc_id}", sk="META", version_field="v
 
 
 def _fail(op: st.Operation[object], stored: dict[str, object] | None) -> Exception:
-    from singletable._errors import ServiceError
+    from singletable.errors import ServiceError
 
     steps = op.steps()
     next(steps)
@@ -114,7 +114,7 @@ def test_versioned_put_with_a_condition_tells_which_check_failed() -> None:
 
 
 def test_comparing_an_optional_field_with_none_tests_for_the_missing_attribute() -> None:
-    from singletable._expressions import Placeholders, render_condition
+    from singletable.expressions.tree import Placeholders, render_condition
 
     class Note(st.Entity, table=st.Table("followups-4"), pk="N#{nid}", sk="META"):
         nid: str

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import singletable as st
-from singletable._planner import ChangeClass, MigrationPlan, plan_changes
-from singletable._snapshot import load_snapshot, snapshot_json
 from singletable.cli import main
+from singletable.tooling.planner import ChangeClass, MigrationPlan, plan_changes
+from singletable.tooling.snapshot import load_snapshot, snapshot_json
 
 
 def model(

@@ -9,9 +9,9 @@ from typing import Any, Literal
 import pydantic
 import pytest
 
-from singletable._attributes import attribute_codec_for
-from singletable._errors import ExpressionError
-from singletable._expressions import FieldRef
+from singletable.attributes.codecs import attribute_codec_for
+from singletable.errors import ExpressionError
+from singletable.expressions.tree import FieldRef
 
 
 class FloatEnum(enum.Enum):
@@ -70,8 +70,8 @@ def test_numbers_in_expressions_are_checked_against_dynamodb_limits(build: Any) 
 
 
 def test_comparing_a_set_field_with_an_empty_set_names_the_field() -> None:
-    from singletable._entity import Entity
-    from singletable._table import Table
+    from singletable.entity import Entity
+    from singletable.model.table import Table
 
     class Tagged(Entity, table=Table("review-values"), pk="T#{tid}", sk="T"):
         tid: str

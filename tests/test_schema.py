@@ -17,7 +17,7 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from singletable import examples
-from singletable._schema import cloudformation_template, logical_id, to_json, to_yaml
+from singletable.tooling.schema import cloudformation_template, logical_id, to_json, to_yaml
 from tests.schema_models import full_table
 
 EXPECTED = Path(__file__).parent / "expected"

@@ -12,7 +12,7 @@ import pytest
 
 import singletable as st
 from singletable import examples
-from singletable._snapshot import (
+from singletable.tooling.snapshot import (
     FORMAT_VERSION,
     load_snapshot,
     read_snapshot,

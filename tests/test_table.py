@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from singletable._errors import ModelDefinitionError
-from singletable._table import GSI, LSI, KeySchema, Projection, Table, Throughput
+from singletable.errors import ModelDefinitionError
+from singletable.model.table import GSI, LSI, KeySchema, Projection, Table, Throughput
 
 
 def refused(fragments: list[str], **kwargs: Any) -> None:

@@ -27,12 +27,12 @@ from strategies import (
     template_shapes,
 )
 
-from singletable._codecs import IntCodec, SegmentEscaper, StrCodec, codec_for
-from singletable._entity import Entity
-from singletable._errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError, QueryError
-from singletable._table import Table
-from singletable._templates import KeyTemplate
+from singletable.entity import Entity
+from singletable.errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError, QueryError
 from singletable.examples import AuditEvent
+from singletable.keys.codecs import IntCodec, SegmentEscaper, StrCodec, codec_for
+from singletable.keys.templates import KeyTemplate
+from singletable.model.table import Table
 
 MANY = settings(max_examples=500, deadline=None)
 ESC = SegmentEscaper()

@@ -28,22 +28,17 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from pydantic import Field
 
-from singletable._attributes import item_size
-from singletable._capacity import CapacityEstimate, estimate_capacity
-from singletable._entity import Entity, IndexKeys
-from singletable._execution import Connection
-from singletable._requests import (
-    BatchGet,
-    BatchWrite,
-    Delete,
-    Get,
-    Put,
-    TransactGet,
-    TransactWrite,
-    Update,
-)
-from singletable._table import GSI, LSI, Projection, Table
-from singletable._types import Item
+from singletable.attributes.size import item_size
+from singletable.entity import Entity
+from singletable.io.connection import Connection
+from singletable.model.plan import IndexKeys
+from singletable.model.table import GSI, LSI, Projection, Table
+from singletable.operations.batch import BatchGet, BatchWrite
+from singletable.operations.items import Delete, Get, Put
+from singletable.operations.transactions import TransactGet, TransactWrite
+from singletable.operations.update import Update
+from singletable.tooling.capacity import CapacityEstimate, estimate_capacity
+from singletable.types import Item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

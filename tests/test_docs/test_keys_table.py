@@ -5,7 +5,7 @@ import uuid
 from decimal import Decimal
 from pathlib import Path
 
-from singletable._codecs import (
+from singletable.keys.codecs import (
     DateCodec,
     DatetimeCodec,
     DecimalCodec,

@@ -1,0 +1,139 @@
+"""Item size by DynamoDB's rules (names and values, numbers by significant digits)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any, Final
+
+from singletable.errors import ItemEncodeError, ItemTooLargeError
+from singletable.types import AttributeValue
+
+#: DynamoDB's maximum item size in bytes (400 KB), names and values included.
+MAX_ITEM_SIZE: Final = 400 * 1024
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _number_size(text: Any) -> int:
+    try:
+        value = Decimal(text)
+    except (InvalidOperation, TypeError, ValueError):
+        raise ItemEncodeError(f"number {text!r} is not a valid DynamoDB number") from None
+    if not value.is_finite():
+        raise ItemEncodeError(f"number {text!r} is not a valid DynamoDB number")
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    end = len(digits)
+    while end and digits[end - 1] == 0:
+        end -= 1
+        exponent += 1
+    start = 0
+    while start < end and digits[start] == 0:
+        start += 1
+    if start == end:
+        return 1
+    # Decimal powers of the most and least significant digits; digit pairs (base-100
+    # digits) are aligned on the decimal point, so power p belongs to pair p // 2.
+    low_power = exponent
+    high_power = exponent + (end - start) - 1
+    pairs = high_power // 2 - low_power // 2 + 1
+    size = 1 + pairs + (1 if sign else 0)
+    return min(size, 21)
+
+
+def attribute_value_size(av: AttributeValue) -> int:
+    """Return the size DynamoDB bills for one attribute value (its name not included).
+
+    The rules, as documented in the DynamoDB Developer Guide ("Item sizes and formats",
+    https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/CapacityUnitCalculations.html)
+    and made exact by measurement against DynamoDB Local 3.3.0 (bisecting the 1 KB write
+    capacity boundary with ``ReturnConsumedCapacity``), which agrees with Zac Charles's
+    calculator (github.com/zaccharles/dynamodb-calculator):
+
+    * ``S``: UTF-8 bytes. ``B``: raw bytes (not base64). ``BOOL``, ``NULL``: 1.
+    * ``N``: numbers are stored in base 100: ``1`` byte (exponent) plus one byte per
+      base-100 digit, where the decimal digits are grouped in pairs *aligned on the
+      decimal point* and zero pairs at either end are dropped; plus ``1`` for a negative
+      number; at most ``21``. Zero is ``1``. So ``1``, ``10``, ``100`` and ``0.5`` are 2,
+      ``110`` (``01 10``) and ``0.015`` (``.01 50``) are 3, ``-1`` is 3, ``12345`` is 4,
+      38 nines are 20 and with a minus sign 21.
+    * ``SS``, ``NS``, ``BS``: the sum of the elements' sizes, no overhead.
+    * ``L``: ``3`` plus, per element, ``1`` plus the element's size.
+    * ``M``: ``3`` plus, per entry, ``1`` plus the key's UTF-8 bytes plus the value's size.
+
+    Args:
+        av: A low-level attribute value such as ``{"N": "42"}``.
+
+    Returns:
+        The size in bytes.
+
+    Raises:
+        ItemEncodeError: ``av`` is not a well-formed attribute value.
+    """
+    if len(av) != 1:
+        raise ItemEncodeError(f"not a DynamoDB attribute value: {av!r}")
+    ((kind, value),) = av.items()
+    if kind == "S":
+        return _utf8_len(value)
+    if kind == "N":
+        return _number_size(value)
+    if kind == "B":
+        return len(value.encode("utf-8")) if isinstance(value, str) else len(value)
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "L":
+        return 3 + sum(1 + attribute_value_size(element) for element in value)
+    if kind == "M":
+        return 3 + sum(
+            1 + _utf8_len(key) + attribute_value_size(element) for key, element in value.items()
+        )
+    if kind == "SS":
+        return sum(_utf8_len(element) for element in value)
+    if kind == "NS":
+        return sum(_number_size(element) for element in value)
+    if kind == "BS":
+        return sum(len(e.encode("utf-8")) if isinstance(e, str) else len(e) for e in value)
+    raise ItemEncodeError(f"not a DynamoDB attribute value: {av!r}")
+
+
+def item_size(item: Mapping[str, AttributeValue]) -> int:
+    """Return an item's size in bytes exactly as DynamoDB computes it.
+
+    The size is the sum, over the attributes, of the name's UTF-8 bytes plus the value's
+    size (see `attribute_value_size` for the rules and their source). Key attributes count
+    like any other attribute.
+
+    Args:
+        item: A low-level item: attribute name -> attribute value.
+
+    Returns:
+        The size in bytes, as used for the 400 KB limit and capacity units.
+    """
+    return sum(_utf8_len(name) + attribute_value_size(av) for name, av in item.items())
+
+
+def check_item_size(item: Mapping[str, AttributeValue], *, where: str) -> int:
+    """Return the item's size, refusing items over DynamoDB's 400 KB limit.
+
+    Args:
+        item: A low-level item.
+        where: The entity (or request) the item belongs to, for the error message.
+
+    Returns:
+        The item's size in bytes; exactly `MAX_ITEM_SIZE` is allowed.
+
+    Raises:
+        ItemTooLargeError: The item is larger than `MAX_ITEM_SIZE` bytes.
+    """
+    size = item_size(item)
+    if size > MAX_ITEM_SIZE:
+        raise ItemTooLargeError(
+            f"{where}: item is {size} bytes, over DynamoDB's item size limit of "
+            f"{MAX_ITEM_SIZE} bytes (400 KB); move large values to S3 or split the item",
+            size=size,
+            limit=MAX_ITEM_SIZE,
+        )
+    return size

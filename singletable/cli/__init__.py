@@ -1,0 +1,339 @@
+"""The ``singletable`` command: synth, snapshot, plan, migrate and demo.
+
+A thin layer over the library: every subcommand loads the model named by a reference
+and calls the same functions a program would.
+
+A model reference is ``module:attribute`` (``singletable.examples:demo``), a module
+(``singletable.examples``: every `Table` in it) or a file path (``app/models.py`` or
+``app/models.py:table``). The attribute may be a `Table`, an `Entity` class (its table)
+or a list/tuple of tables.
+
+Exit codes: 0 success (``plan``: nothing unsafe), 1 a migration left items it could not
+rewrite, 2 a usage error (bad reference, unreadable snapshot, ...); ``plan`` returns 3
+(online index change), 4 (item rewrite), 5 (breaking for reads) or 6 (table migration)
+for the worst change it finds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TextIO
+
+from singletable.entity import Entity
+from singletable.errors import SingleTableError
+from singletable.model.table import Table
+
+_PLAN_CODES = """exit codes:
+  0  nothing unsafe (only safe changes, or none)
+  3  online index change: add/remove/rebuild a GSI (UpdateTable, backfill)
+  4  item rewrite: stored items no longer match their key templates
+  5  breaking for reads: some stored items stop decoding
+  6  table migration: key schema or LSI change, needs a new table
+  2  usage error (bad model reference or snapshot)
+"""
+
+_MODEL_HELP = (
+    "the model: module:attribute (a Table, an Entity class or a list of tables), a module "
+    "(every Table in it), or a .py file path (optionally path.py:attribute)"
+)
+
+
+class CLIError(Exception):
+    """A usage error: printed on stderr, exit code 2."""
+
+
+def _import(ref: str) -> ModuleType:
+    path = Path(ref)
+    if ref.endswith(".py"):
+        if not path.is_file():
+            raise CLIError(f"no such file: {ref}")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        if spec is None or spec.loader is None:  # pragma: no cover - .py files always load
+            raise CLIError(f"cannot load {ref}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise CLIError(f"cannot import {ref}: {type(exc).__name__}: {exc}") from None
+        return module
+    # Like `python -m`, resolve modules relative to the working directory too.
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        return importlib.import_module(ref)
+    except Exception as exc:
+        raise CLIError(f"cannot import module {ref!r}: {type(exc).__name__}: {exc}") from None
+
+
+def _as_tables(value: Any, where: str) -> list[Table]:
+    if isinstance(value, Table):
+        return [value]
+    if isinstance(value, type) and issubclass(value, Entity):
+        try:
+            return [value.plan().table]
+        except SingleTableError as exc:
+            raise CLIError(f"{where}: {exc}") from None
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, Table) for v in value):
+        return list(value)
+    raise CLIError(
+        f"{where} is a {type(value).__name__}, not a model: name a Table, an Entity class, "
+        "a list of tables, or a module that defines tables"
+    )
+
+
+def load_model(ref: str) -> list[Table]:
+    """The tables a model reference names (see the module docstring).
+
+    Raises:
+        CLIError: The module does not import, the attribute is missing or not a model.
+    """
+    module_ref, sep, attr = ref.rpartition(":") if ref.count(":") else ("", "", "")
+    if not sep or (len(module_ref) == 1 and module_ref.isalpha()):  # Windows "C:\..."
+        module_ref, attr = ref, ""
+    module = _import(module_ref)
+    if attr:
+        value: Any = module
+        for part in attr.split("."):
+            try:
+                value = getattr(value, part)
+            except AttributeError:
+                raise CLIError(f"module {module_ref!r} has no attribute {attr!r}") from None
+        return _as_tables(value, f"{module_ref}:{attr}")
+    tables: dict[int, Table] = {}
+    for value in vars(module).values():
+        if isinstance(value, Table):
+            tables.setdefault(id(value), value)
+    if not tables:
+        raise CLIError(f"module {module_ref!r} defines no Table; name one as {module_ref}:ATTR")
+    return list(tables.values())
+
+
+def _snapshot(path: str) -> dict[str, Any]:
+    from singletable.tooling.snapshot import read_snapshot
+
+    return read_snapshot(path)
+
+
+# -- subcommands ------------------------------------------------------------------------
+
+
+def _cmd_synth(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.model.definition import create_table_request
+    from singletable.tooling.schema import cloudformation_template, to_json, to_yaml
+
+    tables = load_model(args.model)
+    if args.format == "create-table":
+        requests = [create_table_request(t) for t in tables]
+        out.write(to_json(requests[0] if len(requests) == 1 else requests))
+    elif args.format == "yaml":
+        out.write(to_yaml(cloudformation_template(tables)))
+    else:
+        out.write(to_json(cloudformation_template(tables)))
+    return 0
+
+
+def _cmd_snapshot(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.tooling.snapshot import snapshot_json
+
+    text = snapshot_json(load_model(args.model))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        out.write(text)
+    return 0
+
+
+def _cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.tooling.planner import plan_changes
+
+    tables = load_model(args.model)
+    plan = plan_changes(tables, _snapshot(args.snapshot))
+    out.write(plan.to_json() if args.json else plan.to_text())
+    return plan.exit_code
+
+
+def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.io.connection import Connection
+    from singletable.tooling.migrate import migrate
+
+    tables = load_model(args.model)
+    doc = _snapshot(args.snapshot)
+    db = Connection(endpoint_url=args.endpoint_url, region_name=args.region)
+    report = migrate(
+        db,
+        tables,
+        doc,
+        dry_run=args.dry_run,
+        checkpoint=args.checkpoint,
+        segments=args.segments,
+        out=out,
+    )
+    return 1 if report.failed else 0
+
+
+def _cmd_lint(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.tooling.lint import lint_report
+
+    text, code = lint_report(
+        load_model(args.model),
+        writes_per_second=args.writes_per_second,
+        reads_per_second=args.reads_per_second,
+    )
+    out.write(text if text.endswith("\n") else text + "\n")
+    return code
+
+
+def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    # Imported lazily: the demo needs moto, which the other subcommands do not.
+    from singletable.cli.demo import run_demo
+
+    run_demo(out)
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``singletable`` command."""
+    parser = argparse.ArgumentParser(
+        prog="singletable",
+        description="DynamoDB single-table design: table definitions, model snapshots, "
+        "migration plans and the migration runner.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "synth",
+        help="print the table definition (CloudFormation JSON/YAML or a create_table request)",
+        description="Print the table definition generated from the model.",
+    )
+    p.add_argument("model", help=_MODEL_HELP)
+    p.add_argument(
+        "--format",
+        choices=["json", "yaml", "create-table"],
+        default="json",
+        help="json/yaml: a CloudFormation template with one AWS::DynamoDB::Table per table; "
+        "create-table: the boto3 create_table request(s) as JSON (default: json)",
+    )
+    p.set_defaults(func=_cmd_synth)
+
+    p = sub.add_parser(
+        "snapshot",
+        help="write the model snapshot (commit it next to the code)",
+        description="Describe everything the model writes into stored items (key templates, "
+        "codec parameters, entity identifiers, indexes) as deterministic JSON.",
+    )
+    p.add_argument("model", help=_MODEL_HELP)
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=_cmd_snapshot)
+
+    p = sub.add_parser(
+        "plan",
+        help="compare the model with a snapshot and classify every change",
+        description="Compare the current model with a committed snapshot and list every "
+        "change with its class and reason. The exit code is that of the worst change, so CI "
+        "can gate on it.",
+        epilog=_PLAN_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model", help=_MODEL_HELP)
+    p.add_argument("snapshot", help="the snapshot file the stored data was written with")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.set_defaults(func=_cmd_plan)
+
+    p = sub.add_parser(
+        "migrate",
+        help="apply index changes and rewrite items to a live table",
+        description="Apply what `plan` finds: create/delete GSIs one at a time (waiting "
+        "for ACTIVE) and rewrite the items of entities whose keys changed. Table migrations "
+        "are refused. Exit code 1 if some items could not be rewritten.",
+    )
+    p.add_argument("model", help=_MODEL_HELP)
+    p.add_argument("snapshot", help="the snapshot file the stored data was written with")
+    p.add_argument(
+        "--endpoint-url",
+        help="DynamoDB endpoint (DynamoDB Local, LocalStack); default: AWS from the environment",
+    )
+    p.add_argument("--region", help="AWS region (default: from the environment)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="change nothing: count the items to rewrite and estimate read/write capacity",
+    )
+    p.add_argument(
+        "--checkpoint",
+        metavar="FILE",
+        help="save scan progress to FILE after every page; a re-run resumes from it "
+        "(delete it to rescan everything)",
+    )
+    p.add_argument(
+        "--segments",
+        type=_positive_int,
+        default=4,
+        help="parallel scan segments per entity (default 4)",
+    )
+    p.set_defaults(func=_cmd_migrate)
+
+    p = sub.add_parser(
+        "lint",
+        help="warn about partition keys that can take only a few values (hot partitions)",
+        description="Check every partition key template (table and GSIs) for a low number of "
+        "possible values (built only from bools, enums, Literals, dates or constants), and "
+        "estimate the load per key for a request rate against DynamoDB's per-partition "
+        "limits (3,000 RCU and 1,000 WCU per second). Exit code: 0 clean, 1 warnings, 2 the "
+        "given rate exceeds a partition's limit.",
+    )
+    p.add_argument("model", help=_MODEL_HELP)
+    p.add_argument(
+        "--writes-per-second", type=float, help="expected writes per second (whole table)"
+    )
+    p.add_argument("--reads-per-second", type=float, help="expected reads per second (whole table)")
+    p.set_defaults(func=_cmd_lint)
+
+    p = sub.add_parser(
+        "demo",
+        help="run the three worked examples on the embedded backend (needs moto)",
+        description="Run the worked examples (audit log, sensor readings, file tree) on an "
+        "in-memory DynamoDB and print each request and its cost.",
+    )
+    p.set_defaults(func=_cmd_demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
+    """Run the command line; returns the exit code (``sys.exit(main())`` in scripts).
+
+    Args:
+        argv: Arguments without the program name (default ``sys.argv[1:]``).
+        out: Where results go (default stdout); errors always go to stderr.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args, out or sys.stdout)
+    except (CLIError, SingleTableError) as exc:
+        print(f"singletable {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # The reader went away (`singletable demo | head`): stop quietly like other
+        # command-line tools, and keep the interpreter from complaining at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return code

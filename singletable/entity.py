@@ -1,0 +1,208 @@
+"""`Entity`: the base class users declare entities with, and its operation constructors.
+
+This is the declarative face of the library. It sits above the operations layer: its
+class methods (``Order.query(...)``, ``Order.put(o)``) construct operation values, and its
+class hook compiles each subclass once into an `EntityPlan` (`singletable.model`).
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
+from typing_extensions import Self
+
+from singletable.errors import ItemDecodeError, ModelDefinitionError
+from singletable.model.compile import compile_entity
+from singletable.model.fields import FieldRefsDescriptor
+from singletable.model.plan import EntityPlan, plan_of
+from singletable.model.table import Table
+from singletable.types import AttributeValue, Item
+
+if typing.TYPE_CHECKING:
+    from singletable.expressions.tree import Condition
+    from singletable.operations.items import Delete, Get, Put
+    from singletable.operations.protocol import ReturnCapacity
+    from singletable.operations.query import EntityQuery
+    from singletable.operations.scan import Scan
+    from singletable.operations.update import Update
+
+
+class Entity(BaseModel):
+    """Base class of entities: pydantic models stored in a single table.
+
+    Declare the table and key templates as class keywords::
+
+        class AuditEvent(Entity, table=app, pk="ACTOR#{actor_id}", sk="EVT#{ts}#{seq}"):
+            actor_id: str
+            ts: datetime
+            seq: Annotated[int, KeyFormat(width=6)]
+
+    Class keywords: ``table``, ``pk``, ``sk``, ``indexes`` (index name -> `IndexKeys`),
+    ``name`` (stored identifier, default the class name), ``version`` (schema version,
+    default 1), ``version_field`` (an int field used for optimistic locking),
+    ``created_at`` / ``updated_at`` (datetime fields stamped on writes), ``ttl`` (a datetime
+    or epoch-seconds field written to the table's TTL attribute). A class without ``pk``
+    is abstract: it can hold shared fields and the ``table`` for its subclasses.
+    """
+
+    __singletable_plan__: ClassVar[EntityPlan | None] = None
+    __singletable_table__: ClassVar[Table | None] = None
+    __singletable_options__: ClassVar[dict[str, Any]] = {}
+
+    f: ClassVar[FieldRefsDescriptor] = FieldRefsDescriptor()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # The keywords are read in __pydantic_init_subclass__, once the fields exist.
+        cls.__singletable_options__ = kwargs
+        super().__init_subclass__()
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__()
+        options = dict(cls.__singletable_options__)
+        table = options.pop("table", None) or cls.__singletable_table__
+        if table is not None and not isinstance(table, Table):
+            raise ModelDefinitionError(f"{cls.__qualname__}: table= must be a Table, got {table!r}")
+        cls.__singletable_table__ = table
+        cls.__singletable_plan__ = None
+        if options.get("pk") is None:
+            unknown = set(options) - {"abstract"}
+            if unknown:
+                raise ModelDefinitionError(
+                    f"{cls.__qualname__}: options {sorted(unknown)} need a partition key "
+                    "template pk=..."
+                )
+            return
+        if table is None:
+            raise ModelDefinitionError(f"{cls.__qualname__}: an entity needs table=Table(...)")
+        cls.__singletable_plan__ = compile_entity(cls, table, options)
+        table.register(cls.__singletable_plan__)
+
+    @classmethod
+    def plan(cls) -> EntityPlan:
+        """The compiled plan of this entity class."""
+        return plan_of(cls)
+
+    def to_item(self) -> Item:
+        """This instance as a low-level DynamoDB item (keys, attributes, identifier)."""
+        return self.plan().to_item(self)
+
+    def key(self) -> Item:
+        """This instance's primary key as low-level attribute values."""
+        return self.plan().key(self)
+
+    # -- operations ------------------------------------------------------------------
+    # Thin constructors for the pure builders of the request layer (imported lazily, as
+    # that layer is built on top of this one). Each returns a value with ``.params()``
+    # (the exact request) and ``.run(db)``.
+
+    @classmethod
+    def get(
+        cls, *, consistent: bool = False, capacity: ReturnCapacity | None = None, **key: Any
+    ) -> Get[Self]:
+        """Read one item by its primary key fields (``None`` when missing)."""
+        from singletable.operations.items import Get
+
+        return Get(cls.plan(), key, consistent=consistent, capacity=capacity)
+
+    @classmethod
+    def put(
+        cls,
+        obj: Self,
+        *,
+        condition: Condition | None = None,
+        capacity: ReturnCapacity | None = None,
+    ) -> Put[Self]:
+        """Write ``obj``, replacing any item with the same key."""
+        from singletable.operations.items import Put
+
+        cls._check_instance(obj)
+        return Put(obj, condition=condition, capacity=capacity)
+
+    @classmethod
+    def create(cls, obj: Self, *, capacity: ReturnCapacity | None = None) -> Put[Self]:
+        """Write ``obj``; `AlreadyExistsError` if an item with its key exists."""
+        from singletable.operations.items import Put
+
+        cls._check_instance(obj)
+        return Put(obj, create=True, capacity=capacity)
+
+    @classmethod
+    def update(cls, *, capacity: ReturnCapacity | None = None, **key: Any) -> Update[Self]:
+        """Change attributes of an existing item (`NotFoundError` if it is missing)."""
+        from singletable.operations.update import Update
+
+        return Update(cls.plan(), key, capacity=capacity)
+
+    @classmethod
+    def upsert(cls, *, capacity: ReturnCapacity | None = None, **key: Any) -> Update[Self]:
+        """Like `update`, but create the item when it is missing."""
+        from singletable.operations.update import Update
+
+        return Update(cls.plan(), key, upsert=True, capacity=capacity)
+
+    @classmethod
+    def delete(
+        cls,
+        obj: Self | None = None,
+        *,
+        condition: Condition | None = None,
+        return_old: bool = False,
+        capacity: ReturnCapacity | None = None,
+        **key: Any,
+    ) -> Delete[Self]:
+        """Delete by key fields, or delete ``obj`` (checking its version if locking is on)."""
+        from singletable.operations.items import Delete
+
+        plan = cls.plan()
+        expected = None
+        if obj is not None:
+            cls._check_instance(obj)
+            key = {f: getattr(obj, f) for f in plan.primary.fields}
+            if plan.version_field is not None:
+                expected = getattr(obj, plan.version_field)
+        return Delete(
+            plan,
+            key,
+            condition=condition,
+            return_old=return_old,
+            expected_version=expected,
+            capacity=capacity,
+        )
+
+    @classmethod
+    def query(cls, *, index: str | None = None, **values: Any) -> EntityQuery[Self]:
+        """Query one partition: partition key fields, then leading sort key fields."""
+        from singletable.operations.query import EntityQuery
+
+        return EntityQuery(cls.plan(), values, index)
+
+    @classmethod
+    def scan(cls, *, index: str | None = None) -> Scan[Self]:
+        """Scan the table (or an index) for items of this entity."""
+        from singletable.operations.scan import Scan
+
+        plan = cls.plan()
+        return Scan(plan.table, plan, index)
+
+    @classmethod
+    def _check_instance(cls, obj: object) -> None:
+        if not isinstance(obj, cls):
+            raise TypeError(
+                f"{cls.__qualname__}.put/create/delete takes a {cls.__qualname__}, "
+                f"got {type(obj).__qualname__}"
+            )
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, AttributeValue]) -> Self:
+        """Decode a low-level item (written for this entity) into an instance."""
+        plan = cls.plan()
+        et = item.get(plan.table.entity_attribute)
+        if et is not None and et.get("S") != plan.name:
+            raise ItemDecodeError(f"item belongs to entity {et.get('S')!r}, not {plan.name!r}")
+        obj = plan.from_item(item)
+        assert isinstance(obj, cls)
+        return obj

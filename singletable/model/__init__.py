@@ -1,0 +1,30 @@
+"""The model: table declarations and each entity class compiled once into a frozen plan.
+
+* `table`: `Table`, `GSI`, `LSI`, `Projection`, `Throughput` and the registry of the
+  entity plans stored in a table.
+* `plan`: `EntityPlan` / `KeyPlan` / `FieldPlan`, read by every layer above (requests,
+  table definitions, snapshots, the planner, the CLI); nothing re-derives from the class.
+* `compile`: class keywords and fields -> `EntityPlan`, with every modelling mistake
+  refused at class definition.
+* `codegen`: the generated item encoder and decoder of each plan.
+* `fields`: ``Entity.f``, typed field references built from a plan.
+* `definition`: the table as DynamoDB's CreateTable request.
+"""
+
+from singletable.model.definition import create_table_request
+from singletable.model.plan import EntityPlan, FieldPlan, IndexKeys, KeyPlan, plan_of
+from singletable.model.table import GSI, LSI, Projection, Table, Throughput
+
+__all__ = [
+    "GSI",
+    "LSI",
+    "EntityPlan",
+    "FieldPlan",
+    "IndexKeys",
+    "KeyPlan",
+    "Projection",
+    "Table",
+    "Throughput",
+    "create_table_request",
+    "plan_of",
+]

@@ -1,0 +1,535 @@
+"""Generated item encoders and decoders: one specialised function pair per entity class.
+
+`EntityPlan.to_item` and `EntityPlan.from_item` are on the hot path of every write and
+of every item a query returns. Their straightforward form (kept as
+``EntityPlan._to_item_reference`` / ``_from_item_reference``, the specification the tests
+compare against) walks the templates' segments and the fields in a loop, and computes
+the exact item size on every write. Here the same work is generated once per class, at
+compile time, as the source of one function with:
+
+* the key templates unrolled into concatenations of literal text and encoded fields,
+  each field encoded once even when several keys use it, with inline fast paths for the
+  value's exact expected class (a ``str``, an aware UTC ``datetime``, a fixed-width
+  ``int``, ...) and escaping only when a character that needs it is present;
+* the attribute codecs called directly, with the common scalars inlined;
+* the 400 KB size check done in two stages: a cheap over-estimate of the size (static
+  bounds for keys and scalars, ``4 * len(text)`` for strings, exact sizes only for
+  complex values) and the exact `check_item_size` only when that estimate exceeds the
+  limit.
+
+Anything off a fast path (a subclass, a value out of range, a naive or non-UTC
+datetime, ``None`` where it is not allowed, an empty key) calls exactly the function the
+reference path would call, so results and error messages are the same.
+
+The generated source of a function is kept on it as ``__singletable_source__`` and is
+registered with `linecache`, so tracebacks show the generated lines.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import linecache
+import re
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from singletable.attributes.size import MAX_ITEM_SIZE, attribute_value_size, check_item_size
+from singletable.errors import ItemDecodeError
+from singletable.keys.codecs import (
+    _INT_LIMIT,
+    _TWO,
+    BoolCodec,
+    DatetimeCodec,
+    FixedIntCodec,
+    IntCodec,
+    KeyCodec,
+    StrCodec,
+    UUIDCodec,
+)
+from singletable.keys.templates import FieldSegment, KeyTemplate
+from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds
+from singletable.types import AttributeValue, Item
+
+__all__ = ["build_item_decoder", "build_item_encoder"]
+
+#: Largest size (bytes) of any DynamoDB number attribute value.
+_MAX_NUMBER_SIZE = 21
+#: Longest ``datetime.isoformat()`` text: ``YYYY-MM-DDTHH:MM:SS.ffffff+HH:MM:SS.ffffff``.
+_MAX_ISOFORMAT_CHARS = 42
+_UUID_CHARS = 36
+#: ``-10**38 < n < 10**38``: ints the attribute codec writes without further checks.
+_INT_FAST_BOUND = 10**38
+
+
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
+def _max_key_chars(template: KeyTemplate) -> int | None:
+    """The most characters a key of ``template`` can have, or None if it is unbounded.
+
+    Only codecs whose output length is bounded (and never empty) give a bound; escaping
+    at most triples a segment.
+    """
+    total = len(template.delimiter) * (len(template.segments) - 1)
+    for segment in template.segments:
+        if not isinstance(segment, FieldSegment):
+            total += len(segment)
+            continue
+        codec = segment.codec
+        if isinstance(codec, DatetimeCodec):
+            chars = codec._length + 1
+        elif isinstance(codec, FixedIntCodec):
+            chars = codec.width
+        elif isinstance(codec, UUIDCodec):
+            chars = _UUID_CHARS
+        elif isinstance(codec, BoolCodec):
+            chars = 5
+        elif isinstance(codec, IntCodec):
+            chars = 3 + len(str(_INT_LIMIT))
+        else:
+            return None
+        total += chars * 3 if segment.escaped else chars
+    return total
+
+
+class _Source:
+    """A tiny indented-source builder."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 1
+
+    def __call__(self, line: str) -> None:
+        self.lines.append("    " * self.depth + line)
+
+    def indent(self) -> None:
+        self.depth += 1
+
+    def dedent(self) -> None:
+        self.depth -= 1
+
+
+class _Namespace:
+    """Constants and callables the generated code refers to, under generated names."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self._ids: dict[int, str] = {}
+
+    def ref(self, value: Any, hint: str) -> str:
+        known = self._ids.get(id(value))
+        if known is not None:
+            return known
+        name = f"_{hint}{len(self.values)}"
+        self.values[name] = value
+        self._ids[id(value)] = name
+        return name
+
+
+def _compile(name: str, body: list[str], namespace: dict[str, Any], label: str) -> Any:
+    """Compile ``def name(...)`` from its lines, with ``namespace`` as closure variables.
+
+    The function is made inside a factory taking the namespace as parameters, so the
+    generated code reads its constants and helpers as fast closure cells, not globals.
+    """
+    signature = "item" if name == "from_item" else "obj"
+    inner = f"    def {name}({signature}):\n" + "".join(f"    {line}\n" for line in body)
+    source = f"def _make({', '.join(namespace)}):\n{inner}    return {name}\n"
+    filename = f"<singletable {name} {label}>"
+    code = compile(source, filename, "exec")
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    scope: dict[str, Any] = {}
+    exec(code, scope)  # our own source, generated from the plan
+    function = scope["_make"](**namespace)
+    function.__singletable_source__ = source
+    return function
+
+
+# --------------------------------------------------------------------------------------
+# Encoder
+
+
+class _EncoderBuilder:
+    def __init__(self, plan: EntityPlan, epoch_seconds: Callable[[Any], int]) -> None:
+        self.plan = plan
+        self.epoch_seconds = epoch_seconds
+        self.src = _Source()
+        self.ns = _Namespace()
+        self.counter = 0
+        #: Encoded field text per (field, codec identity): reused by every key that needs it.
+        self.cache: dict[tuple[Any, ...], str] = {}
+        #: Bytes every item is known to stay under (names, keys, bounded scalars).
+        self.static = 0
+        #: Fields held by a string primary key segment, with that key's byte limit.
+        self.primary_key_bytes: dict[str, int] = {}
+        for template in plan.primary.templates():
+            if template.key_type == "S":
+                for name in template.fields:
+                    limit = self.primary_key_bytes.get(name, template.max_bytes)
+                    self.primary_key_bytes[name] = min(limit, template.max_bytes)
+
+    def var(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    # -- keys ----------------------------------------------------------------------------
+
+    def segment_text(self, template: KeyTemplate, segment: FieldSegment) -> str:
+        """Emit code computing one field's escaped key text; return its variable."""
+        codec = segment.codec
+        cache_key = (segment.name, f"{type(codec).__name__}{codec.params()}{segment.escaped}")
+        cached = self.cache.get(cache_key)
+        if cached is not None:
+            return cached
+        s, ns = self.src, self.ns
+        x, t = self.var("x"), self.var("t")
+        s(f"{x} = v[{segment.name!r}]")
+        fast = self.fast_key_text(codec, x, t)
+        slow = ns.ref(functools.partial(template._encode_field, segment), "encode_field")
+        if fast is None:
+            s(f"{t} = {slow}({x})")
+        else:
+            condition, lines = fast
+            s(f"if {condition}:")
+            s.indent()
+            for line in lines:
+                s(line)
+            if segment.escaped:
+                escaper = template.escaper
+                pattern = "[\\x00-" + re.escape(escaper.escape_char) + "]"
+                needs = ns.ref(re.compile(pattern).search, "needs_escape")
+                table = ns.ref(escaper._table, "escape_table")
+                # isidentifier() is a cheap proof that no character needs escaping.
+                s(f"if not {t}.isidentifier() and {needs}({t}) is not None:")
+                s(f"    {t} = {t}.translate({table})")
+            s.dedent()
+            s("else:")
+            s(f"    {t} = {slow}({x})")
+        self.cache[cache_key] = t
+        return t
+
+    def fast_key_text(self, codec: KeyCodec[Any], x: str, t: str) -> tuple[str, list[str]] | None:
+        """(condition, lines) encoding ``x`` into ``t`` exactly as ``codec.encode`` would."""
+        kind = type(codec)
+        if kind is StrCodec:
+            return f"{x}.__class__ is str", [f"{t} = {x}"]
+        if kind is FixedIntCodec:
+            assert isinstance(codec, FixedIntCodec)
+            return (
+                f"{x}.__class__ is int and 0 <= {x} < {codec._limit}",
+                [f"{t} = format({x}, {codec._spec!r})"],
+            )
+        if kind is IntCodec:
+            two = self.ns.ref(_TWO, "two")
+            return (
+                f"{x}.__class__ is int and 0 <= {x} < {_INT_LIMIT}",
+                [f"{t} = str({x})", f"{t} = {two}[len({t})] + {t}"],
+            )
+        if kind is DatetimeCodec:
+            assert isinstance(codec, DatetimeCodec)
+            # Only an aware value at UTC offset zero takes the fast path: then the codec's
+            # conversion to UTC is the identity and its text is the isoformat's prefix.
+            dt = self.ns.ref(_dt.datetime, "datetime")
+            off = self.var("off")
+            self.src(f"{off} = {x}.utcoffset() if {x}.__class__ is {dt} else None")
+            condition = f"{off} is not None and not {off}"
+            if codec._divisor != 1:
+                condition += f" and not {x}.microsecond % {codec._divisor}"
+            return condition, [
+                f"{t} = {x}.isoformat(timespec={codec._timespec!r})[:{codec._length}] + 'Z'"
+            ]
+        if kind is UUIDCodec:
+            return f"{x}.__class__ is {self.ns.ref(uuid.UUID, 'UUID')}", [f"{t} = str({x})"]
+        if kind is BoolCodec:
+            return f"{x} is True or {x} is False", [f"{t} = 'true' if {x} else 'false'"]
+        return None
+
+    def key_value(self, template: KeyTemplate) -> str:
+        """Emit code building one key attribute value; return the expression for it."""
+        s, ns = self.src, self.ns
+        self.static += _utf8_len(template.attribute)
+        if template.key_type != "S":
+            self.static += _MAX_NUMBER_SIZE
+            fmt = ns.ref(template.format_object, "format_object")
+            return f"{{{template.key_type!r}: {fmt}(obj)}}"
+        self.static += template.max_bytes  # _finish refuses longer keys
+        parts: list[str] = []
+        literal = ""
+        for i, segment in enumerate(template.segments):
+            if i:
+                literal += template.delimiter
+            if isinstance(segment, FieldSegment):
+                if literal:
+                    parts.append(repr(literal))
+                    literal = ""
+                parts.append(self.segment_text(template, segment))
+            else:
+                literal += segment
+        if literal:
+            parts.append(repr(literal))
+        cache_key = ("key", template.max_bytes, *parts)
+        key = self.cache.get(cache_key)
+        if key is None:
+            key = self.var("key")
+            s(f"{key} = {' + '.join(parts)}")
+            # _finish only refuses an empty or an oversized key: call it only when the
+            # key could be either.
+            chars = _max_key_chars(template)
+            if chars is None or chars * 4 > template.max_bytes:
+                finish = ns.ref(template._finish, "finish")
+                s(f"if not {key} or len({key}) > {template.max_bytes // 4}:")
+                s(f"    {key} = {finish}({key})")
+            self.cache[cache_key] = key
+        return f"{{'S': {key}}}"
+
+    def key_plan(self, key_plan: KeyPlan, item_exists: bool) -> None:
+        s = self.src
+        sparse = sorted(key_plan.optional_fields)
+        saved_cache = dict(self.cache)
+        if sparse:
+            s(f"if {' and '.join(f'v[{name!r}] is not None' for name in sparse)}:")
+            s.indent()
+        entries = [(t.attribute, self.key_value(t)) for t in key_plan.templates()]
+        if item_exists:
+            for attribute, value in entries:
+                s(f"item[{attribute!r}] = {value}")
+        else:
+            body = ", ".join(f"{a!r}: {value}" for a, value in entries)
+            s(f"item = {{{body}}}")
+        if sparse:
+            s.dedent()
+            self.cache = saved_cache  # texts computed under the condition may be unset
+
+    # -- attributes ----------------------------------------------------------------------
+
+    def attribute(self, name: str, attribute: str, encode: Callable[[Any], Any]) -> None:
+        """Emit code writing one field's attribute and adding its size to the estimate.
+
+        ``exact`` accumulates bytes and ``n`` characters of text (at most 4 UTF-8 bytes
+        each); the sizes of values off a fast path are computed exactly.
+        """
+        s, ns = self.src, self.ns
+        params = self.plan.fields[name].codec.params()
+        self.static += _utf8_len(attribute)
+        x, av = self.var("x"), self.var("av")
+        a = repr(attribute)
+        size = ns.ref(attribute_value_size, "av_size")
+        slow = [
+            f"{av} = {ns.ref(encode, 'encode')}({x})",
+            f"if {av} is not None:",
+            f"    item[{a}] = {av}",
+            f"    exact += {size}({av})",
+        ]
+        s(f"{x} = v[{name!r}]")
+        fast = self.fast_attribute(name, params, x, a, slow)
+        if fast is not None:
+            condition, lines = fast
+            s(f"if {condition}:")
+            for line in lines:
+                s("    " + line)
+            s(f"elif {x} is not None:")
+        else:
+            s(f"if {x} is not None:")
+        for line in slow:
+            s("    " + line)
+
+    def fast_attribute(
+        self, x_name: str, params: Mapping[str, Any], x: str, a: str, slow: list[str]
+    ) -> tuple[str, list[str]] | None:
+        """(condition, lines): the codec's own fast path for ``x``, inlined, with its size."""
+        ns = self.ns
+        kind, python = params.get("type"), params.get("python")
+        if kind == "S" and python == "str":
+            key_bytes = self.primary_key_bytes.get(x_name)
+            if key_bytes is not None:
+                # Its text is part of a primary key, which is refused above this size.
+                self.static += key_bytes
+                return f"{x}.__class__ is str", [f"item[{a}] = {{'S': {x}}}"]
+            return f"{x}.__class__ is str", [f"item[{a}] = {{'S': {x}}}", f"n += len({x})"]
+        if kind == "N" and python == "int":
+            self.static += _MAX_NUMBER_SIZE
+            bound = _INT_FAST_BOUND
+            return (
+                f"{x}.__class__ is int and {-bound} < {x} < {bound}",
+                [f"item[{a}] = {{'N': str({x})}}"],
+            )
+        if kind == "BOOL":
+            self.static += 1
+            return f"{x} is True or {x} is False", [f"item[{a}] = {{'BOOL': {x}}}"]
+        if kind == "S" and python == "datetime":
+            self.static += _MAX_ISOFORMAT_CHARS
+            dt = ns.ref(_dt.datetime, "datetime")
+            # UTC values (the common case) are already in stored form; any other offset, or
+            # a naive value, takes the codec's path (`datetime_text`).
+            utc = ns.ref(_dt.timezone.utc, "utc")
+            return (
+                f"{x}.__class__ is {dt} and {x}.tzinfo is {utc}",
+                [f"item[{a}] = {{'S': {x}.isoformat(timespec='microseconds')}}"],
+            )
+        if kind == "S" and python == "UUID":
+            self.static += _UUID_CHARS
+            return (
+                f"{x}.__class__ is {ns.ref(uuid.UUID, 'UUID')}",
+                [f"item[{a}] = {{'S': str({x})}}"],
+            )
+        items = params.get("items") or params.get("values")
+        plain_str = (
+            isinstance(items, Mapping)  # not a fixed tuple's list of codecs
+            and items.get("type") == "S"
+            and items.get("python") == "str"
+            and not items.get("nullable")
+        )
+        if kind in ("list", "tuple") and plain_str:
+            # L of S: 3 + sum(1 + UTF-8 bytes).
+            elements = self.var("elements")
+            join = ns.ref("".join, "join")
+            return f"{x}.__class__ is list or {x}.__class__ is tuple", [
+                f"{elements} = [{{'S': e}} for e in {x} if e.__class__ is str]",
+                f"if len({elements}) == len({x}):",
+                f"    item[{a}] = {{'L': {elements}}}",
+                f"    exact += 3 + len({elements})",
+                f"    n += len({join}({x}))",
+                "else:",
+                *("    " + line for line in slow),
+            ]
+        if kind == "map" and plain_str:
+            # M of S: 3 + sum(1 + key bytes + value bytes).
+            entries = self.var("entries")
+            return f"{x}.__class__ is dict", [
+                f"{entries} = {{}}",
+                f"for k, e in {x}.items():",
+                # Exactly the codec's fast path (str keys, non-empty; str values); any
+                # other entry sends the whole map through the codec, which decides.
+                "    if k.__class__ is str and k and e.__class__ is str:",
+                f"        {entries}[k] = {{'S': e}}",
+                "        n += len(k) + len(e)",
+                "    else:",
+                f"        {entries} = None",
+                "        break",
+                f"if {entries} is not None:",
+                f"    item[{a}] = {{'M': {entries}}}",
+                f"    exact += 3 + len({entries})",
+                "else:",
+                *("    " + line for line in slow),
+            ]
+        return None
+
+    def build(self) -> Callable[[BaseModel], Item]:
+        plan, s, ns = self.plan, self.src, self.ns
+        table = plan.table
+        s("v = obj.__dict__")
+        self.key_plan(plan.primary, item_exists=False)
+        for index in plan.indexes.values():
+            self.key_plan(index, item_exists=True)
+        s("n = 0")
+        s("exact = 0")
+        for name, attribute, encode in plan._encoders:
+            self.attribute(name, attribute, encode)
+        if plan.ttl_field is not None and table.ttl_attribute is not None:
+            epoch = ns.ref(self.epoch_seconds, "epoch_seconds")
+            s(f"ttl = v[{plan.ttl_field!r}]")
+            s("if ttl is not None:")
+            s(f"    item[{table.ttl_attribute!r}] = {{'N': str({epoch}(ttl))}}")
+            self.static += _utf8_len(table.ttl_attribute) + _MAX_NUMBER_SIZE
+        s(f"item[{table.entity_attribute!r}] = {{'S': {plan.name!r}}}")
+        s(f"item[{table.version_attribute!r}] = {{'N': {str(plan.version)!r}}}")
+        self.static += _utf8_len(table.entity_attribute) + _utf8_len(plan.name)
+        self.static += _utf8_len(table.version_attribute) + _MAX_NUMBER_SIZE
+        check = ns.ref(check_item_size, "check_item_size")
+        label = ns.ref(plan.label, "label")
+        s(f"if {self.static} + exact + 4 * n > {MAX_ITEM_SIZE}:")
+        s(f"    {check}(item, where={label})")
+        s("return item")
+        function: Callable[[BaseModel], Item] = _compile(
+            "to_item", self.src.lines, ns.values, plan.model.__qualname__
+        )
+        return function
+
+
+def build_item_encoder(
+    plan: EntityPlan, *, epoch_seconds: Callable[[Any], int]
+) -> Callable[[BaseModel], Item]:
+    """Generate the specialised ``to_item`` function of an entity plan.
+
+    Args:
+        plan: The compiled entity plan (its templates, codecs and table).
+        epoch_seconds: Converts a TTL field's value to epoch seconds.
+
+    Returns:
+        A function ``obj -> item`` equal in results and errors to
+        ``plan._to_item_reference``.
+    """
+    return _EncoderBuilder(plan, epoch_seconds).build()
+
+
+# --------------------------------------------------------------------------------------
+# Decoder
+
+
+def build_item_decoder(plan: EntityPlan) -> Callable[[Mapping[str, AttributeValue]], Any]:
+    """Generate the specialised ``from_item`` function of an entity plan.
+
+    Args:
+        plan: The compiled entity plan.
+
+    Returns:
+        A function ``item -> model instance`` equal in results and errors to
+        ``plan._from_item_reference``.
+    """
+    src, ns = _Source(), _Namespace()
+    src("data = {}")
+    for name, field in plan.fields.items():
+        params = field.codec.params()
+        kind, python = params.get("type"), params.get("python")
+        dec = ns.ref(field.codec.from_av, "decode")
+        src(f"av = item.get({field.attribute!r})")
+        src("if av is not None:")
+        src.indent()
+        # The inline forms are the codecs' own fast paths; anything else goes to the codec.
+        inline = None
+        if kind == "S" and python == "str":
+            inline = ("av['S']", "KeyError, TypeError")
+        elif kind == "N" and python == "int":
+            inline = ("int(av['N'])", "KeyError, TypeError, ValueError")
+        elif kind == "BOOL":
+            inline = ("av['BOOL']", "KeyError, TypeError")
+        if inline is None:
+            src(f"data[{name!r}] = {dec}(av)")
+        else:
+            expression, errors = inline
+            src("try:")
+            src(f"    data[{name!r}] = {expression}")
+            src(f"except ({errors}):")
+            src(f"    data[{name!r}] = {dec}(av)")
+        src.dedent()
+        if field.is_set:
+            src("else:")
+            src(f"    data[{name!r}] = set()")
+        elif field.nullable and field.required:
+            src("else:")
+            src(f"    data[{name!r}] = None")
+    fill = ns.ref(plan._fill_from_keys, "fill_from_keys")
+    model = ns.ref(plan.model, "model")
+    error = ns.ref(ItemDecodeError, "ItemDecodeError")
+    src(f"if len(data) < {len(plan.fields)}:")
+    src(f"    {fill}(item, data)")
+    src("try:")
+    src(f"    return {model}.model_validate(data)")
+    src("except ValueError as exc:")
+    message = f"{plan.label}: stored item does not validate: "
+    src(f"    raise {error}({message!r} + str(exc)) from exc")
+    function: Callable[[Mapping[str, AttributeValue]], Any] = _compile(
+        "from_item", src.lines, ns.values, plan.model.__qualname__
+    )
+    return function
+
+
+def install_generated_codecs(plan: EntityPlan) -> None:
+    """Generate ``plan``'s item encoder and decoder and attach them to the (frozen) plan."""
+    object.__setattr__(plan, "_item_encoder", build_item_encoder(plan, epoch_seconds=epoch_seconds))
+    object.__setattr__(plan, "_item_decoder", build_item_decoder(plan))

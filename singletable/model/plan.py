@@ -1,0 +1,289 @@
+"""Entities: pydantic models compiled once, at class creation, into an `EntityPlan`.
+
+The plan holds everything the other layers need (key templates per index, key and
+attribute codecs per field, the stored identifier) so that requests, table definitions,
+snapshots and the CLI read the plan and never re-derive anything from the class.
+"""
+
+from __future__ import annotations
+
+import functools
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Annotated, Any
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from singletable.attributes.codecs import AttributeCodec
+from singletable.attributes.size import check_item_size
+from singletable.errors import (
+    ItemDecodeError,
+    ItemEncodeError,
+    KeyDecodeError,
+    ModelDefinitionError,
+)
+from singletable.keys.templates import KeyTemplate
+from singletable.model.table import KeySchema, Table
+from singletable.types import AttributeValue, Item
+
+if typing.TYPE_CHECKING:
+    pass
+
+
+@dataclass(frozen=True)
+class IndexKeys:
+    """The key templates an entity writes into one index (``pk`` is omitted for an LSI)."""
+
+    pk: str | None = None
+    sk: str | None = None
+
+
+@dataclass(frozen=True)
+class FieldPlan:
+    """How one model field is stored."""
+
+    name: str
+    attribute: str
+    annotation: Any
+    required: bool
+    codec: AttributeCodec
+    is_set: bool
+    nullable: bool = False
+
+
+@dataclass(frozen=True)
+class KeyPlan:
+    """The templates an entity writes into the table's key or one index's key."""
+
+    schema: KeySchema
+    pk: KeyTemplate
+    sk: KeyTemplate | None
+    #: Fields whose ``None`` keeps the item out of this (sparse) index.
+    optional_fields: frozenset[str] = frozenset()
+
+    @property
+    def index(self) -> str | None:
+        """The index name, or ``None`` for the table's primary key."""
+        return self.schema.index
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Every field the key is built from, partition key fields first."""
+        return self.pk.fields + (self.sk.fields if self.sk else ())
+
+    def templates(self) -> list[KeyTemplate]:
+        """The partition key template and, if any, the sort key template."""
+        return [self.pk] if self.sk is None else [self.pk, self.sk]
+
+    def key_item(self, obj: BaseModel) -> Item | None:
+        """The key attributes for ``obj``; ``None`` when a sparse field is unset."""
+        values = obj.__dict__
+        for name in self.optional_fields:
+            if values.get(name) is None:
+                return None
+        return {t.attribute: t.attribute_value(t.format_object(obj)) for t in self.templates()}
+
+    def key_from_values(self, values: Mapping[str, Any]) -> Item:
+        """The key attributes from field values (a mapping holding every key field)."""
+        return {t.attribute: t.attribute_value(t.format(values)) for t in self.templates()}
+
+
+@dataclass(frozen=True)
+class EntityPlan:
+    """The compiled form of an entity class: read by every other layer."""
+
+    model: type[BaseModel]
+    name: str
+    version: int
+    table: Table
+    primary: KeyPlan
+    indexes: Mapping[str, KeyPlan]
+    fields: Mapping[str, FieldPlan]
+    version_field: str | None = None
+    created_at_field: str | None = None
+    updated_at_field: str | None = None
+    ttl_field: str | None = None
+    _encoders: tuple[tuple[str, str, Callable[[Any], AttributeValue | None]], ...] = field(
+        default=(), repr=False
+    )
+    # Generated from the fields above by `codegen.install_generated_codecs` at compile time:
+    # the hot paths of to_item/from_item.
+    _item_encoder: Callable[[BaseModel], Item] = field(init=False, repr=False, compare=False)
+    _item_decoder: Callable[[Mapping[str, AttributeValue]], BaseModel] = field(
+        init=False, repr=False, compare=False
+    )
+
+    @property
+    def label(self) -> str:
+        """How messages name this entity."""
+        return f"entity {self.name}"
+
+    def key_plan(self, index: str | None) -> KeyPlan:
+        """The table's key plan (``None``) or the named index's."""
+        if index is None:
+            return self.primary
+        try:
+            return self.indexes[index]
+        except KeyError:
+            known = ", ".join(sorted(self.indexes)) or "none"
+            raise ModelDefinitionError(
+                f"{self.label} writes no keys for index {index!r} (it writes: {known})"
+            ) from None
+
+    def key(self, obj: BaseModel) -> Item:
+        """The primary key attributes of a model instance."""
+        key = self.primary.key_item(obj)
+        assert key is not None  # primary key fields are never optional
+        return key
+
+    def key_from_values(self, values: Mapping[str, Any]) -> Item:
+        """The primary key attributes from field values."""
+        return self.primary.key_from_values(values)
+
+    def identity_attributes(self) -> Item:
+        """The bookkeeping attributes that identify the entity on every stored item."""
+        return {
+            self.table.entity_attribute: {"S": self.name},
+            self.table.version_attribute: {"N": str(self.version)},
+        }
+
+    def to_item(self, obj: BaseModel) -> Item:
+        """The full low-level item for a model instance, size-checked."""
+        return self._item_encoder(obj)
+
+    def _to_item_reference(self, obj: BaseModel) -> Item:
+        """`to_item` written plainly: the specification the generated encoder must match."""
+        item: Item = self.key(obj)
+        for index in self.indexes.values():
+            index_key = index.key_item(obj)
+            if index_key is not None:
+                item.update(index_key)
+        values = obj.__dict__
+        for name, attribute, encode in self._encoders:
+            value = values[name]
+            if value is not None:
+                av = encode(value)
+                if av is not None:
+                    item[attribute] = av
+        if self.ttl_field is not None and self.table.ttl_attribute is not None:
+            ttl = values[self.ttl_field]
+            if ttl is not None:
+                item[self.table.ttl_attribute] = {"N": str(epoch_seconds(ttl))}
+        item[self.table.entity_attribute] = {"S": self.name}
+        item[self.table.version_attribute] = {"N": str(self.version)}
+        check_item_size(item, where=self.label)
+        return item
+
+    def from_item(self, item: Mapping[str, AttributeValue]) -> BaseModel:
+        """Decode a stored item into a validated model instance.
+
+        Fields missing from the item (an index projection that did not copy them) are
+        recovered from the key attributes when a key template holds them.
+        """
+        return self._item_decoder(item)
+
+    def _from_item_reference(self, item: Mapping[str, AttributeValue]) -> BaseModel:
+        """`from_item` written plainly: the specification the generated decoder must match."""
+        data: dict[str, Any] = {}
+        for name, plan in self.fields.items():
+            av = item.get(plan.attribute)
+            if av is not None:
+                data[name] = plan.codec.from_av(av)
+            elif plan.is_set:
+                data[name] = set()
+            elif plan.nullable and plan.required:
+                # None is stored by omitting the attribute; a required Optional field
+                # (no default) must get its None back explicitly.
+                data[name] = None
+        if len(data) < len(self.fields):
+            self._fill_from_keys(item, data)
+        try:
+            return self.model.model_validate(data)
+        except ValueError as exc:
+            raise ItemDecodeError(f"{self.label}: stored item does not validate: {exc}") from exc
+
+    def validate_field(self, name: str, value: Any) -> Any:
+        """``value`` validated (and coerced) as field ``name`` would be on the model.
+
+        Used for values that reach an item without a model instance (update ``set``), so
+        they meet the same type and constraints as a put; field validators declared with
+        ``@field_validator`` run only on whole models.
+        """
+        try:
+            return _field_adapter(self.model, name).validate_python(value)
+        except ValidationError as exc:
+            problems = "; ".join(e["msg"] for e in exc.errors())
+            raise ItemEncodeError(f"{self.name}.{name}: {problems} (got {value!r})") from None
+
+    def fields_from_keys(self, item: Mapping[str, AttributeValue]) -> dict[str, Any]:
+        """The field values that the item's key attributes hold (where they parse)."""
+        data: dict[str, Any] = {}
+        self._fill_from_keys(item, data)
+        return data
+
+    def _fill_from_keys(self, item: Mapping[str, AttributeValue], data: dict[str, Any]) -> None:
+        for key_plan in (self.primary, *self.indexes.values()):
+            for template in key_plan.templates():
+                if any(f not in data for f in template.fields):
+                    av = item.get(template.attribute)
+                    if av is None or template.key_type not in av:
+                        continue
+                    try:
+                        parsed = template.parse(av[template.key_type])
+                    except KeyDecodeError:
+                        continue
+                    for name, value in parsed.items():
+                        data.setdefault(name, value)
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-able description of what this entity stores (for snapshots and docs)."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "class": f"{self.model.__module__}.{self.model.__qualname__}",
+            "keys": {
+                (kp.index or "<table>"): {
+                    "pk": kp.pk.describe(),
+                    **({"sk": kp.sk.describe()} if kp.sk else {}),
+                    "sparse_fields": sorted(kp.optional_fields),
+                }
+                for kp in (self.primary, *self.indexes.values())
+            },
+            "attributes": {
+                name: {**plan.codec.params(), "required": plan.required}
+                for name, plan in self.fields.items()
+            },
+            "version_field": self.version_field,
+            "ttl_field": self.ttl_field,
+        }
+
+
+@functools.cache
+def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
+    info = model.model_fields[name]
+    # Annotated[X, *metadata], spelled so that Python 3.10 parses it. The annotation is a
+    # runtime value here, which static type forms cannot express: hence Any.
+    params = (info.annotation, *info.metadata)
+    annotation: Any = Annotated[params] if info.metadata else info.annotation
+    return TypeAdapter(annotation)
+
+
+def epoch_seconds(value: Any) -> int:
+    """A TTL value (aware or naive-as-UTC datetime, or epoch seconds) as epoch seconds."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return int(value.timestamp())
+    return int(value)
+
+
+def plan_of(model: type[BaseModel]) -> EntityPlan:
+    """The compiled plan of an entity class; `ModelDefinitionError` for an abstract one."""
+    plan = getattr(model, "__singletable_plan__", None)
+    if not isinstance(plan, EntityPlan):
+        raise ModelDefinitionError(
+            f"{model.__qualname__} is abstract: declare pk=... (and table=...) on it"
+        )
+    return plan

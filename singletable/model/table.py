@@ -1,0 +1,301 @@
+"""Table and index declarations: the physical shape that entities are mapped onto."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from singletable.errors import ModelDefinitionError
+from singletable.keys.codecs import SegmentEscaper
+
+if TYPE_CHECKING:
+    from singletable.model.plan import EntityPlan
+
+KeyType = Literal["S", "N", "B"]
+BillingMode = Literal["PAY_PER_REQUEST", "PROVISIONED"]
+StreamView = Literal["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"]
+
+#: DynamoDB's default quotas: GSIs per table, and LSIs (which exist only from table creation).
+MAX_GSIS = 20
+MAX_LSIS = 5
+
+
+@dataclass(frozen=True)
+class Projection:
+    """What an index copies from the base item: ``ALL``, ``KEYS_ONLY`` or ``INCLUDE`` a list."""
+
+    type: Literal["ALL", "KEYS_ONLY", "INCLUDE"] = "ALL"
+    attributes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.type == "INCLUDE" and not self.attributes:
+            raise ModelDefinitionError("Projection INCLUDE needs at least one attribute name")
+        if self.type != "INCLUDE" and self.attributes:
+            raise ModelDefinitionError(
+                f"Projection {self.type} takes no attribute list; use Projection.include(...)"
+            )
+
+    @classmethod
+    def all(cls) -> Projection:
+        """Project every attribute."""
+        return cls("ALL")
+
+    @classmethod
+    def keys_only(cls) -> Projection:
+        """Project only the table's and the index's key attributes."""
+        return cls("KEYS_ONLY")
+
+    @classmethod
+    def include(cls, *attributes: str) -> Projection:
+        """Project the keys plus the named non-key attributes."""
+        return cls("INCLUDE", tuple(attributes))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``Projection`` structure of a DynamoDB index definition."""
+        result: dict[str, Any] = {"ProjectionType": self.type}
+        if self.attributes:
+            result["NonKeyAttributes"] = list(self.attributes)
+        return result
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Provisioned read/write capacity units (tables and GSIs in PROVISIONED mode)."""
+
+    read: int
+    write: int
+
+    def __post_init__(self) -> None:
+        if self.read < 1 or self.write < 1:
+            raise ModelDefinitionError(
+                f"provisioned throughput must be at least 1 RCU and 1 WCU, got {self}"
+            )
+
+
+@dataclass(frozen=True)
+class GSI:
+    """A global secondary index: its own partition key (and optional sort key) attribute."""
+
+    name: str
+    pk: str
+    sk: str | None = None
+    projection: Projection = field(default_factory=Projection)
+    pk_type: KeyType = "S"
+    sk_type: KeyType = "S"
+    throughput: Throughput | None = None
+
+    @property
+    def kind(self) -> Literal["GSI", "LSI"]:
+        """``"GSI"``."""
+        return "GSI"
+
+
+@dataclass(frozen=True)
+class LSI:
+    """A local secondary index: the table's partition key with another sort key attribute.
+
+    LSIs can only be created together with the table.
+    """
+
+    name: str
+    sk: str
+    projection: Projection = field(default_factory=Projection)
+    sk_type: KeyType = "S"
+
+    @property
+    def kind(self) -> Literal["GSI", "LSI"]:
+        """``"LSI"``."""
+        return "LSI"
+
+
+Index = GSI | LSI
+
+
+@dataclass(frozen=True)
+class KeySchema:
+    """The key attribute names (and types) of the table or of one index."""
+
+    index: str | None
+    pk: str
+    sk: str | None
+    pk_type: KeyType
+    sk_type: KeyType
+
+
+class Table:
+    """A DynamoDB table that holds many entity types under generic key attribute names.
+
+    Args:
+        name: The physical table name.
+        pk: Partition key attribute name.
+        sk: Sort key attribute name, or ``None`` for a partition-key-only table.
+        pk_type: DynamoDB type of the partition key attribute.
+        sk_type: DynamoDB type of the sort key attribute.
+        delimiter: The character that joins key segments.
+        escape: The character that starts an escape sequence inside a key segment; every
+            character up to and including it is escaped so that key order is value order.
+        indexes: GSIs and LSIs.
+        ttl_attribute: Attribute that DynamoDB's Time To Live reads (epoch seconds).
+        billing_mode: ``PAY_PER_REQUEST`` or ``PROVISIONED``.
+        throughput: Provisioned capacity (PROVISIONED only).
+        stream: Stream view type, or ``None`` for no stream.
+        point_in_time_recovery: Enable PITR.
+        deletion_protection: Enable deletion protection.
+        sse: Encrypt with an AWS managed KMS key (``True``) or DynamoDB's own key (``False``).
+        tags: Resource tags.
+        entity_attribute: Attribute holding each item's entity name.
+        version_attribute: Attribute holding each item's entity schema version.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pk: str = "PK",
+        sk: str | None = "SK",
+        pk_type: KeyType = "S",
+        sk_type: KeyType = "S",
+        delimiter: str = "#",
+        escape: str = "%",
+        indexes: Iterable[Index] = (),
+        ttl_attribute: str | None = None,
+        billing_mode: BillingMode = "PAY_PER_REQUEST",
+        throughput: Throughput | None = None,
+        stream: StreamView | None = None,
+        point_in_time_recovery: bool = False,
+        deletion_protection: bool = False,
+        sse: bool = False,
+        tags: Mapping[str, str] | None = None,
+        entity_attribute: str = "_et",
+        version_attribute: str = "_ev",
+    ) -> None:
+        self.name = name
+        self.pk = pk
+        self.sk = sk
+        self.pk_type: KeyType = pk_type
+        self.sk_type: KeyType = sk_type
+        try:
+            self.escaper = SegmentEscaper(delimiter, escape)
+        except ModelDefinitionError as exc:  # name the table, as every definition error does
+            raise ModelDefinitionError(f"table {name!r}: {exc}") from None
+        self.delimiter = delimiter
+        self.escape = escape
+        self.indexes: dict[str, Index] = {}
+        for index in indexes:
+            if index.name in self.indexes:
+                raise ModelDefinitionError(f"table {name!r}: index {index.name!r} declared twice")
+            self.indexes[index.name] = index
+        self.ttl_attribute = ttl_attribute
+        self.billing_mode: BillingMode = billing_mode
+        self.throughput = throughput
+        self.stream: StreamView | None = stream
+        self.point_in_time_recovery = point_in_time_recovery
+        self.deletion_protection = deletion_protection
+        self.sse = sse
+        self.tags = dict(tags or {})
+        self.entity_attribute = entity_attribute
+        self.version_attribute = version_attribute
+        self._entities: dict[tuple[str, int], EntityPlan] = {}
+        self._validate()
+
+    def _validate(self) -> None:
+        where = f"table {self.name!r}"
+        if not self.name:
+            raise ModelDefinitionError("a table needs a name")
+        gsis = [i for i in self.indexes.values() if isinstance(i, GSI)]
+        lsis = [i for i in self.indexes.values() if isinstance(i, LSI)]
+        if len(gsis) > MAX_GSIS:
+            raise ModelDefinitionError(
+                f"{where}: {len(gsis)} GSIs declared; DynamoDB's default quota is {MAX_GSIS}"
+            )
+        if len(lsis) > MAX_LSIS:
+            raise ModelDefinitionError(
+                f"{where}: {len(lsis)} LSIs declared; DynamoDB allows at most {MAX_LSIS}"
+            )
+        if lsis and self.sk is None:
+            raise ModelDefinitionError(
+                f"{where}: LSI {lsis[0].name!r} needs a table with a sort key"
+            )
+        if self.billing_mode == "PROVISIONED" and self.throughput is None:
+            raise ModelDefinitionError(
+                f"{where}: billing_mode PROVISIONED needs throughput=Throughput(read, write)"
+            )
+        if self.billing_mode == "PAY_PER_REQUEST" and self.throughput is not None:
+            raise ModelDefinitionError(f"{where}: throughput is only for billing_mode PROVISIONED")
+        reserved = {self.entity_attribute, self.version_attribute}
+        if len(reserved) != 2:
+            raise ModelDefinitionError(f"{where}: entity and version attributes must differ")
+        # One attribute name must keep one DynamoDB type across the table and all indexes.
+        types: dict[str, KeyType] = {}
+        for schema in self.key_schemas():
+            for attr, typ in ((schema.pk, schema.pk_type), (schema.sk, schema.sk_type)):
+                if attr is None:
+                    continue
+                if attr in reserved:
+                    raise ModelDefinitionError(
+                        f"{where}: key attribute {attr!r} clashes with the entity bookkeeping "
+                        "attributes; rename one of them"
+                    )
+                if types.setdefault(attr, typ) != typ:
+                    raise ModelDefinitionError(
+                        f"{where}: attribute {attr!r} is declared as both {types[attr]} and {typ}"
+                    )
+        for schema in self.key_schemas():
+            if schema.index is not None and schema.pk == schema.sk:
+                raise ModelDefinitionError(
+                    f"{where}: index {schema.index!r} uses {schema.pk!r} as both keys"
+                )
+
+    def key_schema(self, index: str | None = None) -> KeySchema:
+        """The key attributes of the table (``index=None``) or of the named index."""
+        if index is None:
+            return KeySchema(None, self.pk, self.sk, self.pk_type, self.sk_type)
+        try:
+            spec = self.indexes[index]
+        except KeyError:
+            known = ", ".join(sorted(self.indexes)) or "none"
+            raise ModelDefinitionError(
+                f"table {self.name!r} has no index {index!r} (indexes: {known})"
+            ) from None
+        if isinstance(spec, GSI):
+            return KeySchema(index, spec.pk, spec.sk, spec.pk_type, spec.sk_type)
+        return KeySchema(index, self.pk, spec.sk, self.pk_type, spec.sk_type)
+
+    def key_schemas(self) -> list[KeySchema]:
+        """The table's key schema followed by every index's, in declaration order."""
+        return [self.key_schema(None), *(self.key_schema(n) for n in self.indexes)]
+
+    def key_attributes(self) -> dict[str, KeyType]:
+        """Every attribute used in a key of the table or an index, with its type."""
+        result: dict[str, KeyType] = {}
+        for schema in self.key_schemas():
+            result[schema.pk] = schema.pk_type
+            if schema.sk is not None:
+                result[schema.sk] = schema.sk_type
+        return result
+
+    # -- entity registry ---------------------------------------------------------------
+
+    def register(self, plan: EntityPlan) -> None:
+        """Add an entity's compiled plan; refuses a second entity with the same identifier."""
+        ident = (plan.name, plan.version)
+        existing = self._entities.get(ident)
+        if existing is not None and existing.model is not plan.model:
+            raise ModelDefinitionError(
+                f"entity identifier {plan.name!r} version {plan.version} is already used on "
+                f"table {self.name!r} by {existing.model.__qualname__}; give "
+                f"{plan.model.__qualname__} another name=... or version=..."
+            )
+        self._entities[ident] = plan
+
+    def entity_plans(self) -> Sequence[EntityPlan]:
+        """Every entity registered on this table, in registration order."""
+        return list(self._entities.values())
+
+    def entity_plan(self, name: str, version: int) -> EntityPlan | None:
+        """The entity with that stored identifier, or ``None``."""
+        return self._entities.get((name, version))
+
+    def __repr__(self) -> str:
+        return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"

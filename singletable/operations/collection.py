@@ -1,0 +1,208 @@
+"""Collections: one partition read in key order, each item decoded into its own entity class."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from singletable.errors import KeyEncodeError, QueryError
+from singletable.expressions.tree import Placeholders, render_condition
+from singletable.model.plan import plan_of
+from singletable.operations.common import key_ref
+from singletable.operations.query import BaseQuery, decode_any, partition_key_text
+from singletable.operations.stream import StreamExecutor
+from singletable.types import Item
+
+T = TypeVar("T")
+E = TypeVar("E", bound=BaseModel)
+
+
+class CollectionResult(list["BaseModel"]):
+    """Items of a collection in key order, plus helpers to group them.
+
+    ``unknown`` holds the raw items whose entity (name and version) no class on the table
+    declares: reported, neither dropped silently nor failing the read.
+    """
+
+    def __init__(self, items: Iterable[BaseModel] = (), unknown: Iterable[Item] = ()) -> None:
+        super().__init__(items)
+        self.unknown: list[Item] = list(unknown)
+
+    def by_type(self) -> dict[type[BaseModel], list[BaseModel]]:
+        """The items grouped by entity class (each group in key order)."""
+        groups: dict[type[BaseModel], list[BaseModel]] = {}
+        for item in self:
+            groups.setdefault(type(item), []).append(item)
+        return groups
+
+    def of(self, cls: type[E]) -> list[E]:
+        """The items of one entity class, in key order."""
+        return [i for i in self if isinstance(i, cls)]
+
+
+class Collection:
+    """Entities that share a partition (same partition key template on the same index).
+
+    ``Collection("activity", Actor, AuditEvent).query(actor_id="u1")`` reads the whole
+    item collection in key order, each item decoded into its own class.
+    """
+
+    def __init__(self, name: str, *entities: type[BaseModel], index: str | None = None) -> None:
+        if not entities:
+            raise QueryError(f"collection {name!r} needs at least one entity")
+        self.name = name
+        self.index = index
+        self.plans = [plan_of(e) for e in entities]
+        first = self.plans[0]
+        self.table = first.table
+        self.key_plans = [p.key_plan(index) for p in self.plans]
+        base = self.key_plans[0].pk
+        for plan, key_plan in zip(self.plans, self.key_plans, strict=True):
+            if plan.table is not self.table:
+                raise QueryError(f"collection {name!r}: {plan.label} is on another table")
+            if key_plan.pk.describe() != base.describe():
+                raise QueryError(
+                    f"collection {name!r}: {plan.label} has partition key template "
+                    f"{key_plan.pk.source!r}, {first.label} has {base.source!r}; a collection's "
+                    "entities must build the same partition key from the same fields"
+                )
+
+    def query(self, **values: Any) -> CollectionQuery:
+        """Read the partition given by the partition key fields."""
+        return CollectionQuery(self, values)
+
+
+class CollectionQuery(BaseQuery["BaseModel"]):
+    """A query over one item collection, decoding each item into its own entity class."""
+
+    def __init__(self, collection: Collection, values: Mapping[str, Any]) -> None:
+        super().__init__(collection.table)
+        self.collection = collection
+        key_plan = collection.key_plans[0]
+        unknown = [
+            k for k in values if k not in key_plan.pk.fields and not self._shared_sk_field(k)
+        ]
+        if unknown:
+            raise QueryError(
+                f"collection {collection.name!r}: {unknown[0]!r} is not a partition key field "
+                f"({', '.join(key_plan.pk.fields)})"
+            )
+        self.partition = partition_key_text(collection.plans[0], key_plan, values)
+        self._values = dict(values)
+        self._prefix: str | None = None
+        #: The whole shared sort key, when every one of its fields was given.
+        self._sk_equals: str | None = None
+        self._forward = True
+        sk = key_plan.sk
+        given = [f for f in (sk.fields if sk else ()) if f in values]
+        if sk is not None and given:
+            # Shared sort key fields narrow the read like an entity query's: equality on
+            # all of them, a segment-boundary prefix on the leading ones.
+            if tuple(given) != sk.fields[: len(given)]:
+                gap = next(f for f in sk.fields if f not in values)
+                raise QueryError(
+                    f"collection {collection.name!r}: sort key fields must be given in "
+                    f"template order ({sk.source!r}); {given[-1]!r} was given without {gap!r}"
+                )
+            try:
+                if len(given) == len(sk.fields):
+                    self._sk_equals = sk.format(values)
+                else:
+                    self._prefix = sk.prefix(values, len(given))
+            except KeyEncodeError as exc:
+                raise QueryError(str(exc)) from None
+
+    def _shared_sk_field(self, name: str) -> bool:
+        sources = {kp.sk.source if kp.sk else None for kp in self.collection.key_plans}
+        first = self.collection.key_plans[0].sk
+        return len(sources) == 1 and first is not None and name in first.fields
+
+    def begins_with(self, **field: str) -> CollectionQuery:
+        """Items whose (shared) sort key field starts with a partial value.
+
+        Only for collections whose entities share one sort key template (a file tree's
+        folders and files under ``"{path}"``): ``begins_with(path="root/photos/")``.
+        """
+        if len(field) != 1:
+            raise QueryError("begins_with() takes exactly one field=value")
+        ((name, partial),) = field.items()
+        sk = self.collection.key_plans[0].sk
+        if sk is None or not self._shared_sk_field(name) or sk.fields[0] != name:
+            raise QueryError(
+                f"collection {self.collection.name!r}: begins_with({name}=...) needs every "
+                "entity to share one sort key template whose first field is that field"
+            )
+        if self._prefix is not None or self._sk_equals is not None:
+            raise QueryError(
+                f"collection {self.collection.name!r}: begins_with({name}=...) cannot be "
+                "combined with sort key fields given to query()"
+            )
+        q = self._copy()
+        try:
+            q._prefix = sk.partial_prefix({}, 0, partial)
+        except KeyEncodeError as exc:
+            raise QueryError(str(exc)) from None
+        return q
+
+    def descending(self) -> CollectionQuery:
+        """Read in descending key order."""
+        q = self._copy()
+        q._forward = False
+        return q
+
+    def _index(self) -> str | None:
+        return self.collection.index
+
+    def _partition_av(self) -> tuple[str, dict[str, str]] | None:
+        key_plan = self.collection.key_plans[0]
+        return key_plan.schema.pk, key_plan.pk.attribute_value(self.partition)
+
+    def _request(self, ph: Placeholders) -> dict[str, Any]:
+        key_plan = self.collection.key_plans[0]
+        schema = key_plan.schema
+        parts = [
+            render_condition(key_ref(schema.pk) == key_plan.pk.attribute_value(self.partition), ph)
+        ]
+        if self._sk_equals is not None and schema.sk and key_plan.sk is not None:
+            sk_av = key_plan.sk.attribute_value(self._sk_equals)
+            parts.append(render_condition(key_ref(schema.sk) == sk_av, ph))
+        elif self._prefix and schema.sk:
+            parts.append(render_condition(key_ref(schema.sk).begins_with(self._prefix), ph))
+        request: dict[str, Any] = {
+            "TableName": self.table.name,
+            "KeyConditionExpression": " AND ".join(parts),
+        }
+        if self._index() is not None:
+            request["IndexName"] = self._index()
+        if not self._forward:
+            request["ScanIndexForward"] = False
+        return request
+
+    def _identity(self) -> dict[str, Any]:
+        return {
+            "kind": "collection-query",
+            "table": self.table.name,
+            "index": self._index(),
+            "collection": self.collection.name,
+            "partition": self.partition,
+            "prefix": self._prefix,
+            "sk": self._sk_equals,
+            "forward": self._forward,
+        }
+
+    def _decode(self, item: Item) -> BaseModel | None:
+        return decode_any(self.table, item)
+
+    def all(self, db: StreamExecutor, cursor: str | None = None) -> CollectionResult:
+        """Every item of the slice, in key order, each decoded into its own class.
+
+        Items of unknown entities are in the result's ``unknown`` (`iter` skips them; use
+        `pages` to stream them).
+        """
+        result = CollectionResult()
+        for page in self.pages(db, cursor):
+            result.extend(page.items)
+            result.unknown.extend(page.unknown)
+        return result

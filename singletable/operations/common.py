@@ -1,0 +1,113 @@
+"""Rules shared by the item operations.
+
+Key references, identity checks, time stamps, conditions and the errors a failed condition
+becomes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
+
+from singletable.errors import ConditionFailedError, ItemDecodeError, KeyEncodeError, ServiceError
+from singletable.expressions.tree import Condition, FieldRef, Placeholders, render_condition
+from singletable.operations.protocol import ReturnCapacity
+from singletable.types import AttributeValue, Item
+
+if TYPE_CHECKING:
+    from singletable.model.plan import EntityPlan
+
+R = TypeVar("R")
+E = TypeVar("E", bound=BaseModel)
+
+
+def key_ref(attribute: str) -> FieldRef:
+    """A reference to a key or bookkeeping attribute, compared with ready key values."""
+    return FieldRef((attribute,), _passthrough, label=attribute)
+
+
+def _passthrough(value: Any) -> AttributeValue:
+    if isinstance(value, dict):
+        return value
+    return {"S": value} if isinstance(value, str) else {"N": str(value)}
+
+
+def utc_now() -> datetime:
+    """The current time, aware, in UTC (the stamp of ``created_at`` / ``updated_at``)."""
+    return datetime.now(timezone.utc)
+
+
+def check_identity(plan: EntityPlan, item: Item) -> None:
+    """Refuse to decode an item that another entity (or registered version) wrote."""
+    table = plan.table
+    name = item.get(table.entity_attribute, {}).get("S")
+    version = item.get(table.version_attribute, {}).get("N")
+    if name is None:
+        return  # not written by singletable; decoding will say what is missing
+    registered_other = (
+        version is not None
+        and version != str(plan.version)
+        and table.entity_plan(name, int(version)) is not None
+    )
+    if name != plan.name or registered_other:
+        raise ItemDecodeError(
+            f"{plan.label}: the item at this key was written by entity {name!r} version "
+            f"{version}; read it with that entity's class"
+        )
+
+
+def stamp_times(plan: EntityPlan, obj: E, now: datetime) -> E:
+    """``obj`` with its updated_at (and, if unset, created_at) fields set to ``now``."""
+    changes: dict[str, Any] = {}
+    if plan.updated_at_field is not None:
+        changes[plan.updated_at_field] = now
+    if plan.created_at_field is not None and getattr(obj, plan.created_at_field) is None:
+        changes[plan.created_at_field] = now
+    return obj.model_copy(update=changes) if changes else obj
+
+
+def split_key_values(plan: EntityPlan, values: Mapping[str, Any], *, what: str) -> dict[str, Any]:
+    """Check that ``values`` are exactly the primary key fields, as ``what`` needs them."""
+    fields = plan.primary.fields
+    unknown = [k for k in values if k not in plan.fields]
+    if unknown:
+        raise KeyEncodeError(f"{plan.label}: {what}: unknown field {unknown[0]!r}")
+    extra = [k for k in values if k not in fields]
+    if extra:
+        raise KeyEncodeError(
+            f"{plan.label}: {what}: {extra[0]!r} is not a primary key field "
+            f"(the key is {', '.join(fields)})"
+        )
+    missing = [f for f in fields if f not in values]
+    if missing:
+        raise KeyEncodeError(f"{plan.label}: {what}: missing key field {missing[0]!r}")
+    return dict(values)
+
+
+def apply_condition(request: dict[str, Any], condition: Condition | None, ph: Placeholders) -> None:
+    """Add ``condition`` (if any) to ``request`` as its ConditionExpression."""
+    if condition is not None:
+        request["ConditionExpression"] = render_condition(condition, ph)
+
+
+def request_capacity(request: dict[str, Any], capacity: ReturnCapacity | None) -> None:
+    """Ask for ConsumedCapacity in ``request`` when ``capacity`` is set."""
+    if capacity is not None:
+        request["ReturnConsumedCapacity"] = capacity
+
+
+def condition_failed(
+    plan: EntityPlan, exc: ServiceError, kind: type[ConditionFailedError], message: str
+) -> ConditionFailedError:
+    """The typed error for a failed condition, carrying the stored item when DynamoDB sent it."""
+    raw = exc.response.get("Item")
+    item = None
+    if raw:
+        try:
+            item = plan.from_item(raw)
+        except Exception:  # a stored item we cannot decode is still worth showing raw
+            item = raw
+    return kind(message, item=item)

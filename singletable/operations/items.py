@@ -1,0 +1,282 @@
+"""Operations as values: every read and write is a pure object before it is an action.
+
+Each operation builds the exact boto3 request (`Operation.params`) without a network, and
+describes its execution as a *sans-I/O* generator (`Operation.steps`): it yields `Call`
+(and `Sleep`, for backoff) and receives the parsed responses. The execution layer drives
+the generator; it is the only code that talks to boto3, so a second (async) executor needs
+no change here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
+
+from singletable.errors import (
+    AlreadyExistsError,
+    ConditionFailedError,
+    ExpressionError,
+    ServiceError,
+    VersionConflictError,
+)
+from singletable.expressions.tree import Condition, Placeholders, and_, render_projection
+from singletable.model.fields import FieldRefs
+from singletable.model.plan import plan_of
+from singletable.operations.common import (
+    apply_condition,
+    check_identity,
+    condition_failed,
+    key_ref,
+    request_capacity,
+    split_key_values,
+    stamp_times,
+    utc_now,
+)
+from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
+
+if TYPE_CHECKING:
+    from singletable.model.plan import EntityPlan
+
+R = TypeVar("R")
+E = TypeVar("E", bound=BaseModel)
+
+
+# -- writes ---------------------------------------------------------------------------
+
+
+class Put(Operation[E]):
+    """Write a whole item (``put`` overwrites; ``create`` refuses an existing key).
+
+    With a ``version_field`` the write is optimistic: it only succeeds if the stored
+    version is the one the object carries, and writes the next version. Returns the
+    object as written (new version, stamped timestamps).
+    """
+
+    action = "put_item"
+
+    def __init__(
+        self,
+        obj: E,
+        *,
+        create: bool = False,
+        condition: Condition | None = None,
+        capacity: ReturnCapacity | None = None,
+        now: datetime | None = None,
+    ) -> None:
+        self.plan = plan_of(type(obj))
+        self.create = create
+        self.condition = condition
+        self.capacity = capacity
+        self.written = self._stamp(obj, now or utc_now())
+        self.item = self.plan.to_item(self.written)
+
+    def _stamp(self, obj: E, now: datetime) -> E:
+        plan = self.plan
+        if plan.version_field is not None:
+            current = getattr(obj, plan.version_field) or 0
+            obj = obj.model_copy(update={plan.version_field: current + 1})
+        return stamp_times(plan, obj, now)
+
+    def _full_condition(self) -> Condition | None:
+        plan = self.plan
+        parts: list[Condition] = []
+        pk = key_ref(plan.table.pk)
+        if self.create:
+            parts.append(pk.not_exists())
+        elif plan.version_field is not None:
+            expected = getattr(self.written, plan.version_field) - 1
+            version_ref = getattr(FieldRefs(plan), plan.version_field)
+            # A first write (version 0) must not overwrite anything; later writes must find
+            # the version they started from.
+            parts.append(pk.not_exists() if expected == 0 else version_ref == expected)
+        if self.condition is not None:
+            parts.append(self.condition)
+        return and_(*parts) if parts else None
+
+    def params(self) -> dict[str, Any]:
+        """The exact ``PutItem`` request."""
+        request: dict[str, Any] = {"TableName": self.plan.table.name, "Item": self.item}
+        ph = Placeholders()
+        condition = self._full_condition()
+        apply_condition(request, condition, ph)
+        if condition is not None:
+            request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        ph.apply(request)
+        request_capacity(request, self.capacity)
+        return request
+
+    def steps(self) -> Step[E]:
+        """Put, translating a failed condition into a typed error."""
+        try:
+            yield Call(self.action, self.params())
+        except ServiceError as exc:
+            if exc.code != "ConditionalCheckFailedException":
+                raise
+            label = self.plan.label
+            if self.create:
+                raise condition_failed(
+                    self.plan, exc, AlreadyExistsError, f"{label}: an item with this key exists"
+                ) from None
+            if self.plan.version_field is not None and self._version_moved(exc):
+                raise condition_failed(
+                    self.plan,
+                    exc,
+                    VersionConflictError,
+                    f"{label}: the stored item is not at the version this write expected",
+                ) from None
+            raise condition_failed(
+                self.plan, exc, ConditionFailedError, f"{label}: the put condition failed"
+            ) from None
+        return self.written
+
+    def _version_moved(self, exc: ServiceError) -> bool:
+        """Whether the stored item is not at the version this write started from.
+
+        With a user condition as well, the stored item (returned on failure) tells which
+        of the two failed.
+        """
+        if self.condition is None:
+            return True
+        field = self.plan.version_field
+        assert field is not None
+        expected: int = getattr(self.written, field) - 1
+        stored = exc.response.get("Item")
+        if not stored:
+            return expected != 0
+        version = stored.get(self.plan.fields[field].attribute, {}).get("N")
+        return version is None or int(version) != expected
+
+
+class Get(Operation["E | None"]):
+    """Read one item by its primary key; ``None`` when there is none."""
+
+    action = "get_item"
+
+    def __init__(
+        self,
+        plan: EntityPlan,
+        key: Mapping[str, Any],
+        *,
+        consistent: bool = False,
+        capacity: ReturnCapacity | None = None,
+    ) -> None:
+        self.plan = plan
+        self.key_values = split_key_values(plan, key, what="get")
+        self.key = plan.key_from_values(self.key_values)
+        self.consistent = consistent
+        self.capacity = capacity
+
+    def params(self) -> dict[str, Any]:
+        """The exact ``GetItem`` request."""
+        request: dict[str, Any] = {"TableName": self.plan.table.name, "Key": self.key}
+        if self.consistent:
+            request["ConsistentRead"] = True
+        request_capacity(request, self.capacity)
+        return request
+
+    def parse(self, response: dict[str, Any]) -> E | None:
+        """The decoded item, or ``None``."""
+        item = response.get("Item")
+        if item is None:
+            return None
+        check_identity(self.plan, item)
+        return self.plan.from_item(item)  # type: ignore[return-value]
+
+    def project(self, *fields: str) -> ProjectedGet:
+        """Read only these fields; the result is a ``dict`` of decoded values."""
+        return ProjectedGet(self, fields)
+
+
+class ProjectedGet(Operation["dict[str, Any] | None"]):
+    """A `Get` that reads only some fields (and so returns a dict, not a model)."""
+
+    action = "get_item"
+
+    def __init__(self, get: Get[Any], fields: Sequence[str]) -> None:
+        self.get = get
+        self.fields = tuple(fields)
+        for name in self.fields:
+            if name not in get.plan.fields:
+                raise ExpressionError(f"{get.plan.label}: cannot project unknown field {name!r}")
+
+    def params(self) -> dict[str, Any]:
+        """The exact ``GetItem`` request with its ``ProjectionExpression``."""
+        request = self.get.params()
+        ph = Placeholders()
+        request["ProjectionExpression"] = render_projection(
+            [self.get.plan.fields[f].attribute for f in self.fields], ph
+        )
+        ph.apply(request)
+        return request
+
+    def parse(self, response: dict[str, Any]) -> dict[str, Any] | None:
+        """The projected fields, decoded by their attribute codecs."""
+        item = response.get("Item")
+        if item is None:
+            return None
+        result: dict[str, Any] = {}
+        for name in self.fields:
+            plan = self.get.plan.fields[name]
+            av = item.get(plan.attribute)
+            if av is not None:
+                result[name] = plan.codec.from_av(av)
+        return result
+
+
+class Delete(Operation["E | None"]):
+    """Delete one item by key; returns the deleted item when ``return_old`` is set."""
+
+    action = "delete_item"
+
+    def __init__(
+        self,
+        plan: EntityPlan,
+        key: Mapping[str, Any],
+        *,
+        condition: Condition | None = None,
+        return_old: bool = False,
+        expected_version: int | None = None,
+        capacity: ReturnCapacity | None = None,
+    ) -> None:
+        self.plan = plan
+        self.key = plan.key_from_values(split_key_values(plan, key, what="delete"))
+        self.condition = condition
+        self.return_old = return_old
+        self.expected_version = expected_version
+        self.capacity = capacity
+
+    def params(self) -> dict[str, Any]:
+        """The exact ``DeleteItem`` request."""
+        request: dict[str, Any] = {"TableName": self.plan.table.name, "Key": self.key}
+        condition = self.condition
+        if self.expected_version is not None and self.plan.version_field is not None:
+            lock = getattr(FieldRefs(self.plan), self.plan.version_field) == self.expected_version
+            condition = lock if condition is None else lock & condition
+        ph = Placeholders()
+        apply_condition(request, condition, ph)
+        if condition is not None:
+            request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        ph.apply(request)
+        if self.return_old:
+            request["ReturnValues"] = "ALL_OLD"
+        request_capacity(request, self.capacity)
+        return request
+
+    def steps(self) -> Step[E | None]:
+        """Delete, translating a failed condition into a typed error."""
+        try:
+            response = yield Call(self.action, self.params())
+        except ServiceError as exc:
+            if exc.code != "ConditionalCheckFailedException":
+                raise
+            kind = (
+                VersionConflictError if self.expected_version is not None else ConditionFailedError
+            )
+            raise condition_failed(
+                self.plan, exc, kind, f"{self.plan.label}: the delete condition failed"
+            ) from None
+        old = response.get("Attributes")
+        return self.plan.from_item(old) if old else None  # type: ignore[return-value]

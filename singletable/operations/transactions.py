@@ -1,0 +1,199 @@
+"""Transactions: up to 100 items written or read atomically, one reason per failed item."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from pydantic import BaseModel
+
+from singletable.attributes.size import item_size
+from singletable.errors import QueryError, RequestLimitError, ServiceError, TransactionCanceledError
+from singletable.expressions.tree import Condition, Placeholders, render_condition
+from singletable.operations.common import request_capacity, split_key_values
+from singletable.operations.items import Delete, Get, Put
+from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
+from singletable.operations.update import Update
+from singletable.types import Item
+
+if TYPE_CHECKING:
+    from singletable.model.plan import EntityPlan
+
+R = TypeVar("R")
+E = TypeVar("E", bound=BaseModel)
+
+
+MAX_TRANSACT_ITEMS = 100
+#: DynamoDB's limit on the aggregate size of the items of one transaction (4 MB).
+MAX_TRANSACT_BYTES = 4 * 1024 * 1024
+
+
+# -- transactions ---------------------------------------------------------------------
+
+
+@dataclass
+class _TransactEntry:
+    label: str
+    table: str
+    key: Item
+    request: dict[str, Any]
+    #: The bytes the entry is known to write (a put's item), toward the 4 MB limit.
+    size: int = 0
+
+
+@dataclass
+class TransactWrite(Operation[None]):
+    """Up to 100 puts, updates, deletes and condition checks that succeed or fail together.
+
+    A cancelled transaction raises `TransactionCanceledError` with one reason per item
+    (``{"index", "entity", "code", "message"}``).
+    """
+
+    action: ClassVar[str] = "transact_write_items"
+    entries: list[_TransactEntry] = field(default_factory=list)
+    client_token: str | None = None
+    capacity: ReturnCapacity | None = None
+
+    def _add(
+        self, label: str, table: str, key: Item, request: dict[str, Any], size: int = 0
+    ) -> TransactWrite:
+        for entry in self.entries:
+            if entry.table == table and entry.key == key:
+                raise RequestLimitError(
+                    f"{label}: an item appears twice in one transaction; DynamoDB allows each "
+                    "item once"
+                )
+        if len(self.entries) >= MAX_TRANSACT_ITEMS:
+            raise RequestLimitError(
+                f"a transaction holds at most {MAX_TRANSACT_ITEMS} items; split the work"
+            )
+        total = size + sum(entry.size for entry in self.entries)
+        if total > MAX_TRANSACT_BYTES:
+            raise RequestLimitError(
+                f"{label}: the items put in this transaction total {total} bytes, over "
+                f"DynamoDB's transaction limit of {MAX_TRANSACT_BYTES} bytes (4 MB); split the work"
+            )
+        self.entries.append(_TransactEntry(label, table, key, request, size))
+        return self
+
+    def put(self, op: Put[Any]) -> TransactWrite:
+        """Add a `Put` (its condition included)."""
+        params = op.params()
+        params.pop("ReturnConsumedCapacity", None)
+        return self._add(
+            op.plan.label,
+            op.plan.table.name,
+            op.plan.key(op.written),
+            {"Put": params},
+            item_size(op.item),
+        )
+
+    def update(self, op: Update[Any]) -> TransactWrite:
+        """Add an `Update` (its condition included)."""
+        params = op.params()
+        params.pop("ReturnValues", None)
+        params.pop("ReturnConsumedCapacity", None)
+        return self._add(op.plan.label, op.plan.table.name, op.key, {"Update": params})
+
+    def delete(self, op: Delete[Any]) -> TransactWrite:
+        """Add a `Delete` (its condition included)."""
+        params = op.params()
+        params.pop("ReturnValues", None)
+        params.pop("ReturnConsumedCapacity", None)
+        return self._add(op.plan.label, op.plan.table.name, op.key, {"Delete": params})
+
+    def check(
+        self, plan: EntityPlan, key: Mapping[str, Any], condition: Condition
+    ) -> TransactWrite:
+        """Add a condition check on an item that the transaction does not write."""
+        key_item = plan.key_from_values(split_key_values(plan, key, what="condition check"))
+        ph = Placeholders()
+        request: dict[str, Any] = {
+            "TableName": plan.table.name,
+            "Key": key_item,
+            "ConditionExpression": render_condition(condition, ph),
+            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+        }
+        ph.apply(request)
+        return self._add(plan.label, plan.table.name, key_item, {"ConditionCheck": request})
+
+    def params(self) -> dict[str, Any]:
+        """The exact ``TransactWriteItems`` request."""
+        if not self.entries:
+            raise QueryError("a transaction needs at least one item")
+        request: dict[str, Any] = {"TransactItems": [e.request for e in self.entries]}
+        if self.client_token is not None:
+            request["ClientRequestToken"] = self.client_token
+        request_capacity(request, self.capacity)
+        return request
+
+    def steps(self) -> Step[None]:
+        """Run the transaction; a cancellation names the reason of each item."""
+        try:
+            yield Call(self.action, self.params())
+        except ServiceError as exc:
+            if exc.code != "TransactionCanceledException":
+                raise
+            reasons = []
+            raw_reasons = exc.response.get("CancellationReasons") or []
+            for i, (entry, reason) in enumerate(zip(self.entries, raw_reasons, strict=False)):
+                reasons.append(
+                    {
+                        "index": i,
+                        "entity": entry.label,
+                        "code": reason.get("Code", "None"),
+                        "message": reason.get("Message", ""),
+                        "item": reason.get("Item"),
+                    }
+                )
+            failed = [r for r in reasons if r["code"] not in ("None", None)]
+            summary = "; ".join(f"#{r['index']} {r['entity']}: {r['code']}" for r in failed)
+            raise TransactionCanceledError(
+                f"transaction cancelled: {summary or exc.message}", reasons=reasons
+            ) from None
+        return None
+
+
+@dataclass
+class TransactGet(Operation["list[BaseModel | None]"]):
+    """Up to 100 consistent reads in one snapshot; ``None`` where an item is missing."""
+
+    action: ClassVar[str] = "transact_get_items"
+    gets: list[Get[Any]] = field(default_factory=list)
+    capacity: ReturnCapacity | None = None
+
+    def get(self, op: Get[Any]) -> TransactGet:
+        """Add a `Get`."""
+        if len(self.gets) >= MAX_TRANSACT_ITEMS:
+            raise RequestLimitError(
+                f"a transaction holds at most {MAX_TRANSACT_ITEMS} items; split the work"
+            )
+        for other in self.gets:
+            if other.plan.table.name == op.plan.table.name and other.key == op.key:
+                raise RequestLimitError(
+                    f"{op.plan.label}: an item appears twice in one transaction; DynamoDB "
+                    "allows each item once"
+                )
+        self.gets.append(op)
+        return self
+
+    def params(self) -> dict[str, Any]:
+        """The exact ``TransactGetItems`` request."""
+        if not self.gets:
+            raise QueryError("a transaction needs at least one item")
+        request: dict[str, Any] = {
+            "TransactItems": [
+                {"Get": {"TableName": g.plan.table.name, "Key": g.key}} for g in self.gets
+            ]
+        }
+        request_capacity(request, self.capacity)
+        return request
+
+    def parse(self, response: dict[str, Any]) -> list[BaseModel | None]:
+        """The decoded items, in request order."""
+        result: list[BaseModel | None] = []
+        for get, entry in zip(self.gets, response.get("Responses", []), strict=False):
+            item = entry.get("Item")
+            result.append(None if item is None else get.plan.from_item(item))
+        return result

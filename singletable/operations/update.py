@@ -1,0 +1,400 @@
+"""`Update`: change some attributes of an item, keeping every index key it feeds in step."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
+
+from singletable.errors import (
+    ConditionFailedError,
+    ExpressionError,
+    NotFoundError,
+    ServiceError,
+    VersionConflictError,
+)
+from singletable.expressions.tree import (
+    Condition,
+    FieldRef,
+    Placeholders,
+    UpdateAction,
+    and_,
+    render_update,
+    update_paths,
+)
+from singletable.model.fields import FieldRefs
+from singletable.model.plan import epoch_seconds
+from singletable.operations.common import (
+    apply_condition,
+    condition_failed,
+    key_ref,
+    request_capacity,
+    split_key_values,
+    utc_now,
+)
+from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
+
+if TYPE_CHECKING:
+    from singletable.model.plan import EntityPlan, KeyPlan
+
+R = TypeVar("R")
+E = TypeVar("E", bound=BaseModel)
+
+
+class Update(Operation[E]):
+    """Change some attributes of an existing item (``upsert=True``: create it if missing).
+
+    An upsert must be able to create a complete item: it refuses to run without a value
+    for every required field, and writes the defaults of the fields it does not set with
+    ``if_not_exists`` (so an existing item keeps its values).
+
+    Setting a field that feeds an index key template rewrites that index's key attributes
+    in the same request; the template's other fields must be known (primary key fields
+    are; pass others with `Update.set` or `Update.known`). Primary key fields cannot be
+    updated. Returns the item as stored after the update.
+    """
+
+    action = "update_item"
+
+    def __init__(
+        self,
+        plan: EntityPlan,
+        key: Mapping[str, Any],
+        *,
+        upsert: bool = False,
+        capacity: ReturnCapacity | None = None,
+    ) -> None:
+        self.plan = plan
+        self.key_values = split_key_values(plan, key, what="update")
+        self.key = plan.key_from_values(self.key_values)
+        self.upsert = upsert
+        self.capacity = capacity
+        self._sets: dict[str, Any] = {}
+        self._known: dict[str, Any] = {}
+        self._actions: list[UpdateAction] = []
+        self._condition: Condition | None = None
+        self._expected_version: int | None = None
+        self._now: datetime | None = None
+
+    # -- builder -------------------------------------------------------------------------
+
+    def _ref(self, name: str) -> FieldRef:
+        if name not in self.plan.fields:
+            raise ExpressionError(f"{self.plan.label}: update of unknown field {name!r}")
+        if name in self.plan.primary.fields:
+            raise ExpressionError(
+                f"{self.plan.label}: field {name!r} is part of the primary key and cannot be "
+                "updated; delete the item and put it under its new key"
+            )
+        ref: FieldRef = getattr(FieldRefs(self.plan), name)
+        return ref
+
+    def set(self, **values: Any) -> Update[E]:
+        """Set fields to values (``None`` removes the attribute).
+
+        Each value is validated as the model's field would validate it (type, coercion,
+        constraints), so an update stores what a put would.
+        """
+        for name, value in values.items():
+            ref = self._ref(name)
+            field = self.plan.fields[name]
+            if value is not None:
+                value = self.plan.validate_field(name, value)
+            elif field.required and not field.nullable:
+                raise ExpressionError(
+                    f"{self.plan.label}: field {name!r} is required; removing it (None) "
+                    "would make the item undecodable"
+                )
+            self._sets[name] = value
+            self._actions.append(ref.remove() if value is None else ref.set(value))
+        return self
+
+    def remove(self, *names: str) -> Update[E]:
+        """Remove attributes (the fields must be optional or have defaults)."""
+        for name in names:
+            if self.plan.fields.get(name) is not None and self.plan.fields[name].required:
+                raise ExpressionError(
+                    f"{self.plan.label}: field {name!r} is required; removing it would make "
+                    "the item undecodable"
+                )
+        return self.set(**dict.fromkeys(names))
+
+    def add(self, **values: Any) -> Update[E]:
+        """DynamoDB ``ADD``: add to a number, or add elements to a set."""
+        for name, value in values.items():
+            self._actions.append(self._ref(name).add(value))
+        return self
+
+    def increment(self, name: str, by: int | float = 1) -> Update[E]:
+        """``SET name = name + by`` (fails if the attribute is missing; see `add`)."""
+        self._actions.append(self._ref(name).increment(by))
+        return self
+
+    def delete_from(self, **values: Any) -> Update[E]:
+        """DynamoDB ``DELETE``: remove elements from a set."""
+        for name, value in values.items():
+            self._actions.append(self._ref(name).delete(value))
+        return self
+
+    def append(self, **values: Any) -> Update[E]:
+        """Append elements to a list attribute."""
+        for name, value in values.items():
+            self._actions.append(self._ref(name).append(value))
+        return self
+
+    def prepend(self, **values: Any) -> Update[E]:
+        """Prepend elements to a list attribute."""
+        for name, value in values.items():
+            self._actions.append(self._ref(name).prepend(value))
+        return self
+
+    def set_if_not_exists(self, **values: Any) -> Update[E]:
+        """Set fields only where the stored item has no value yet."""
+        for name, value in values.items():
+            ref = self._ref(name)
+            self._actions.append(ref.set(ref.if_not_exists(value)))
+        return self
+
+    def apply(self, *actions: UpdateAction) -> Update[E]:
+        """Raw actions on nested paths, e.g. ``Order.f.meta["k"].set(1)``."""
+        self._actions.extend(actions)
+        return self
+
+    def known(self, **values: Any) -> Update[E]:
+        """Current values of unchanged fields that an index key being rewritten needs."""
+        for name, value in values.items():
+            if name not in self.plan.fields:
+                raise ExpressionError(f"{self.plan.label}: known() of unknown field {name!r}")
+            if name in self.key_values and self.key_values[name] != value:
+                raise ExpressionError(
+                    f"{self.plan.label}: known({name}={value!r}) contradicts the key being "
+                    f"updated ({name}={self.key_values[name]!r}); primary key fields are known"
+                )
+        self._known.update(values)
+        return self
+
+    def where(self, condition: Condition) -> Update[E]:
+        """Only update when ``condition`` holds on the stored item."""
+        self._condition = condition if self._condition is None else self._condition & condition
+        return self
+
+    def expect_version(self, version: int) -> Update[E]:
+        """Optimistic locking: only update if the stored version is ``version``."""
+        if self.plan.version_field is None:
+            raise ExpressionError(f"{self.plan.label} declares no version_field")
+        self._expected_version = version
+        return self
+
+    def at(self, now: datetime) -> Update[E]:
+        """Use ``now`` for the updated_at stamp (default: the current time)."""
+        self._now = now
+        return self
+
+    # -- rendering -----------------------------------------------------------------------
+
+    def _index_key_actions(self, stamps: Mapping[str, Any]) -> list[UpdateAction]:
+        """Rewrite (or remove) the key attributes of every index fed by a changed field.
+
+        ``stamps`` are the values the update writes on its own (the updated_at stamp): an
+        index keyed on them changes like one keyed on a field set with `set`.
+        """
+        plan = self.plan
+        paths = update_paths(self._actions) | set(stamps)
+        changed = {name for name in plan.fields if name in paths}
+        actions: list[UpdateAction] = []
+        sets = {**self._sets, **stamps}
+        for name, value in self._known.items():
+            if name in sets and sets[name] != value:
+                raise ExpressionError(
+                    f"{plan.label}: field {name!r} is given both to .set(...) ({sets[name]!r}) "
+                    f"and to .known(...) ({value!r}); the index keys cannot follow both"
+                )
+        known = {**self.key_values, **self._known, **sets}
+        for index in plan.indexes.values():
+            touched = changed & set(index.fields)
+            if not touched and (not self.upsert or self._created_outside(index, known)):
+                continue
+            # (Untouched, in an upsert: an item it creates must carry this index's key, as
+            # a put of the same item would.)
+            raw = touched - set(sets)
+            if raw:
+                raise ExpressionError(
+                    f"{plan.label}: field {sorted(raw)[0]!r} feeds the key of index "
+                    f"{index.index!r}, so it can only be changed with .set(...) (its new value "
+                    "must be known to rewrite the index key)"
+                )
+            # An LSI's partition key is the table's own key attribute, which DynamoDB
+            # refuses to SET or REMOVE (even to its current value).
+            own_keys = {plan.table.pk, plan.table.sk}
+            templates = [t for t in index.templates() if t.attribute not in own_keys]
+            if any(known.get(f, ...) is None for f in index.optional_fields if f in known):
+                # A sparse index field became None: the item leaves the index.
+                for template in templates:
+                    actions.append(key_ref(template.attribute).remove())
+                continue
+            missing = [f for f in index.fields if f not in known]
+            if missing and not touched:
+                raise ExpressionError(
+                    f"{plan.label}: upsert may create the item, which must carry the key of "
+                    f"index {index.index!r}, whose templates need {missing}; pass their "
+                    "values with .set(...) (or .known(...) when the item exists)"
+                )
+            if missing:
+                raise ExpressionError(
+                    f"{plan.label}: changing {sorted(touched)[0]!r} rewrites the key of index "
+                    f"{index.index!r}, whose templates also need {missing}; pass their "
+                    "current values with .known(...) or .set(...)"
+                )
+            for template in templates:
+                values = {f: known[f] for f in template.fields}
+                actions.append(
+                    key_ref(template.attribute).set(
+                        template.attribute_value(template.format(values))
+                    )
+                )
+        return actions
+
+    def _created_outside(self, index: KeyPlan, known: Mapping[str, Any]) -> bool:
+        """Whether an item this upsert creates holds no key for ``index``.
+
+        Decided by the index fields the upsert does not give: a sparse field left to a
+        None default, or a required field left out (which `_upsert_defaults` refuses).
+        """
+        model_fields = self.plan.model.model_fields
+        for name in index.fields:
+            if name in known:
+                continue
+            info = model_fields[name]
+            if info.is_required():
+                return True
+            if (
+                name in index.optional_fields
+                and info.get_default(call_default_factory=True) is None
+            ):
+                return True
+        return False
+
+    def _ttl_actions(self) -> list[UpdateAction]:
+        """Rewrite (or remove) the table's TTL attribute when the ttl field changes."""
+        plan = self.plan
+        ttl_field, attribute = plan.ttl_field, plan.table.ttl_attribute
+        if ttl_field is None or attribute is None or ttl_field not in update_paths(self._actions):
+            return []
+        if ttl_field not in self._sets:
+            raise ExpressionError(
+                f"{plan.label}: field {ttl_field!r} feeds the TTL attribute {attribute!r}, so it "
+                "can only be changed with .set(...)"
+            )
+        value = self._sets[ttl_field]
+        if value is None:
+            return [key_ref(attribute).remove()]
+        return [key_ref(attribute).set({"N": str(epoch_seconds(value))})]
+
+    def _all_actions(self) -> list[UpdateAction]:
+        plan = self.plan
+        actions = list(self._actions)
+        if not actions:
+            raise ExpressionError(f"{plan.label}: an update needs at least one change")
+        now = self._now or utc_now()
+        stamps: dict[str, Any] = {}
+        if plan.updated_at_field is not None and plan.updated_at_field not in self._sets:
+            stamps[plan.updated_at_field] = now
+        actions.extend(self._index_key_actions(stamps))
+        actions.extend(self._ttl_actions())
+        for name, value in stamps.items():
+            actions.append(self._ref(name).set(value))
+        if plan.version_field is not None:
+            ref = self._ref(plan.version_field)
+            actions.append(ref.add(1))  # ADD starts a missing version at 1
+        if self.upsert:
+            table = plan.table
+            actions.append(key_ref(table.entity_attribute).set({"S": plan.name}))
+            actions.append(key_ref(table.version_attribute).set({"N": str(plan.version)}))
+            # A put stores key fields as attributes too; an upsert that creates the item
+            # must as well, or filters and projections on those fields miss it.
+            for name, value in self.key_values.items():
+                actions.append(getattr(FieldRefs(plan), name).set(value))
+            # A created_at the caller writes (set(created_at=...)) is theirs to choose.
+            if plan.created_at_field is not None and plan.created_at_field not in update_paths(
+                self._actions
+            ):
+                ref = self._ref(plan.created_at_field)
+                actions.append(ref.set(ref.if_not_exists(now)))
+            actions.extend(self._upsert_defaults(actions))
+        return actions
+
+    def _upsert_defaults(self, actions: list[UpdateAction]) -> list[UpdateAction]:
+        """What an upsert must write so that an item it creates decodes and filters right.
+
+        A required field the upsert does not set would leave a created item undecodable:
+        refuse it. Fields with a (non-None) default are written with ``if_not_exists``,
+        so a created item holds them as a put would, and an existing one keeps its values.
+        """
+        plan = self.plan
+        touched = update_paths(actions)
+        defaults: list[UpdateAction] = []
+        for name, field_plan in plan.fields.items():
+            if field_plan.attribute in touched:
+                continue
+            if field_plan.required:
+                raise ExpressionError(
+                    f"{plan.label}: upsert may create the item, and required field {name!r} "
+                    "would be missing; set it, or use update() for existing items only"
+                )
+            default = plan.model.model_fields[name].get_default(call_default_factory=True)
+            if default is None or field_plan.codec.to_av(default) is None:
+                continue  # None and empty sets are stored by leaving the attribute out
+            ref = self._ref(name)
+            defaults.append(ref.set(ref.if_not_exists(default)))
+        return defaults
+
+    def _full_condition(self) -> Condition | None:
+        parts: list[Condition] = []
+        if not self.upsert:
+            parts.append(key_ref(self.plan.table.pk).exists())
+        if self._expected_version is not None:
+            assert self.plan.version_field is not None
+            parts.append(
+                getattr(FieldRefs(self.plan), self.plan.version_field) == self._expected_version
+            )
+        if self._condition is not None:
+            parts.append(self._condition)
+        return and_(*parts) if parts else None
+
+    def params(self) -> dict[str, Any]:
+        """The exact ``UpdateItem`` request."""
+        request: dict[str, Any] = {"TableName": self.plan.table.name, "Key": self.key}
+        ph = Placeholders()
+        request["UpdateExpression"] = render_update(self._all_actions(), ph)
+        condition = self._full_condition()
+        apply_condition(request, condition, ph)
+        if condition is not None:
+            request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        ph.apply(request)
+        request["ReturnValues"] = "ALL_NEW"
+        request_capacity(request, self.capacity)
+        return request
+
+    def steps(self) -> Step[E]:
+        """Update, translating failed conditions into typed errors."""
+        try:
+            response = yield Call(self.action, self.params())
+        except ServiceError as exc:
+            if exc.code != "ConditionalCheckFailedException":
+                raise
+            label = self.plan.label
+            if not exc.response.get("Item") and not self.upsert:
+                raise NotFoundError(f"{label}: no item with key {self.key_values}") from None
+            if self._expected_version is not None:
+                raise condition_failed(
+                    self.plan,
+                    exc,
+                    VersionConflictError,
+                    f"{label}: the stored item is not at version {self._expected_version}",
+                ) from None
+            raise condition_failed(
+                self.plan, exc, ConditionFailedError, f"{label}: the update condition failed"
+            ) from None
+        return self.plan.from_item(response["Attributes"])  # type: ignore[return-value]

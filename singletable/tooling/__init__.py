@@ -1,0 +1,12 @@
+"""Tooling built on the model and the operations; import the module you need.
+
+* `capacity`: RCU/WCU estimates from item sizes (`explain`, `estimate_capacity`).
+* `schema`: CloudFormation (JSON/YAML) for the tables of a model.
+* `snapshot`: the deterministic model snapshot committed next to the code.
+* `planner`: what a model change does to stored items, classified (`plan_changes`).
+* `lint`: hot-partition warnings.
+* `migrate`: the runner that carries a plan out on a live table.
+
+The modules are not imported here, so that importing one (the CLI's ``synth`` needs only
+`schema`) does not load the others.
+"""

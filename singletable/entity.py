@@ -7,7 +7,6 @@ class hook compiles each subclass once into an `EntityPlan` (`singletable.model`
 
 from __future__ import annotations
 
-import typing
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -15,19 +14,17 @@ from pydantic import BaseModel
 from typing_extensions import Self
 
 from singletable.errors import ItemDecodeError, ModelDefinitionError
+from singletable.expressions.tree import Condition
 from singletable.model.compile import compile_entity
 from singletable.model.fields import FieldRefsDescriptor
 from singletable.model.plan import EntityPlan, plan_of
 from singletable.model.table import Table
+from singletable.operations.items import Delete, Get, Put
+from singletable.operations.protocol import ReturnCapacity
+from singletable.operations.query import EntityQuery
+from singletable.operations.scan import Scan
+from singletable.operations.update import Update
 from singletable.types import AttributeValue, Item
-
-if typing.TYPE_CHECKING:
-    from singletable.expressions.tree import Condition
-    from singletable.operations.items import Delete, Get, Put
-    from singletable.operations.protocol import ReturnCapacity
-    from singletable.operations.query import EntityQuery
-    from singletable.operations.scan import Scan
-    from singletable.operations.update import Update
 
 
 class Entity(BaseModel):
@@ -95,17 +92,14 @@ class Entity(BaseModel):
         return self.plan().key(self)
 
     # -- operations ------------------------------------------------------------------
-    # Thin constructors for the pure builders of the request layer (imported lazily, as
-    # that layer is built on top of this one). Each returns a value with ``.params()``
-    # (the exact request) and ``.run(db)``.
+    # Thin constructors of the operation values (singletable.operations, the layer below).
+    # Each returns a value with ``.params()`` (the exact request) and ``.run(db)``.
 
     @classmethod
     def get(
         cls, *, consistent: bool = False, capacity: ReturnCapacity | None = None, **key: Any
     ) -> Get[Self]:
         """Read one item by its primary key fields (``None`` when missing)."""
-        from singletable.operations.items import Get
-
         return Get(cls.plan(), key, consistent=consistent, capacity=capacity)
 
     @classmethod
@@ -117,31 +111,23 @@ class Entity(BaseModel):
         capacity: ReturnCapacity | None = None,
     ) -> Put[Self]:
         """Write ``obj``, replacing any item with the same key."""
-        from singletable.operations.items import Put
-
         cls._check_instance(obj)
         return Put(obj, condition=condition, capacity=capacity)
 
     @classmethod
     def create(cls, obj: Self, *, capacity: ReturnCapacity | None = None) -> Put[Self]:
         """Write ``obj``; `AlreadyExistsError` if an item with its key exists."""
-        from singletable.operations.items import Put
-
         cls._check_instance(obj)
         return Put(obj, create=True, capacity=capacity)
 
     @classmethod
     def update(cls, *, capacity: ReturnCapacity | None = None, **key: Any) -> Update[Self]:
         """Change attributes of an existing item (`NotFoundError` if it is missing)."""
-        from singletable.operations.update import Update
-
         return Update(cls.plan(), key, capacity=capacity)
 
     @classmethod
     def upsert(cls, *, capacity: ReturnCapacity | None = None, **key: Any) -> Update[Self]:
         """Like `update`, but create the item when it is missing."""
-        from singletable.operations.update import Update
-
         return Update(cls.plan(), key, upsert=True, capacity=capacity)
 
     @classmethod
@@ -155,8 +141,6 @@ class Entity(BaseModel):
         **key: Any,
     ) -> Delete[Self]:
         """Delete by key fields, or delete ``obj`` (checking its version if locking is on)."""
-        from singletable.operations.items import Delete
-
         plan = cls.plan()
         expected = None
         if obj is not None:
@@ -176,15 +160,11 @@ class Entity(BaseModel):
     @classmethod
     def query(cls, *, index: str | None = None, **values: Any) -> EntityQuery[Self]:
         """Query one partition: partition key fields, then leading sort key fields."""
-        from singletable.operations.query import EntityQuery
-
         return EntityQuery(cls.plan(), values, index)
 
     @classmethod
     def scan(cls, *, index: str | None = None) -> Scan[Self]:
         """Scan the table (or an index) for items of this entity."""
-        from singletable.operations.scan import Scan
-
         plan = cls.plan()
         return Scan(plan.table, plan, index)
 

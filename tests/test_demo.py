@@ -25,20 +25,26 @@ def test_demo_prints_every_access_pattern_with_its_request_and_rows() -> None:
     assert request["ScanIndexForward"] is False
     assert request["Limit"] == 10
     times = re.findall(r"AuditEvent (\S+) seq=", stream)
-    assert len(times) == 10 and times == sorted(times, reverse=True)
+    assert len(times) == 10
+    assert times == sorted(times, reverse=True)
 
     day = sections["time window: every event on 2026-06-23 (whatever its seq)"]
     assert "BETWEEN" in day
     assert all(t.startswith("2026-06-23") for t in re.findall(r"AuditEvent (\S+) seq=", day))
-    assert "seq=3 " in day and "seq=42 " in day  # same timestamp, kept apart by seq
+    assert "seq=3 " in day
+    assert "seq=42 " in day
 
     hot = sections["fleet-wide readings above 30 °C on 2026-06-23, hottest first (GSI1)"]
     temps = [float(t) for t in re.findall(r" (-?\d+\.\d+) °C", hot)]
-    assert temps and all(t > 30 for t in temps) and temps == sorted(temps, reverse=True)
+    assert temps
+    assert all(t > 30 for t in temps)
+    assert temps == sorted(temps, reverse=True)
 
     cold = sections["fleet-wide readings below freezing (negative numbers sort correctly)"]
     temps = [float(t) for t in re.findall(r" (-?\d+\.\d+) °C", cold)]
-    assert temps and all(t < 0 for t in temps) and temps == sorted(temps)
+    assert temps
+    assert all(t < 0 for t in temps)
+    assert temps == sorted(temps)
 
     subtree = sections["subtree root/photos/ in path order (begins_with, one read)"]
     paths = re.findall(r"(?:Folder|File) +(\S.*)", subtree)

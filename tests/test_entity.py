@@ -530,7 +530,8 @@ def test_keys_only_projection_cannot_invent_non_key_fields() -> None:
 def test_sparse_index_keys_are_omitted() -> None:
     root = Folder(account="acme", path="root/")
     item = root.to_item()
-    assert "GSI2PK" not in item and "GSI2SK" not in item
+    assert "GSI2PK" not in item
+    assert "GSI2SK" not in item
     child = Folder(account="acme", path="root/a/", parent="root/").to_item()
     assert child["GSI2PK"] == {"S": "DRIVE#acme#root/"}
     assert child["GSI2SK"] == {"S": "root/a/"}

@@ -140,13 +140,15 @@ def test_gsi_over_key_attributes_items_already_carry_backfills() -> None:
     )
     result = plan(before, after)
     added = [c for c in result.changes if c.subject == "GSI ByAction added"]
-    assert len(added) == 1 and added[0].kind is ONLINE
+    assert len(added) == 1
+    assert added[0].kind is ONLINE
     assert "already carry GSI1PK, GSI1SK" in added[0].reason
     assert [c.subject for c in result.of(ONLINE)] == ["GSI ByAction added", "GSI GSI1 removed"]
     # The entity's stored keys are exactly what the new index reads: no rewrite.
     assert result.of(REWRITE) == []
     entity = [c for c in result.changes if "ByAction key" in c.subject]
-    assert entity[0].kind is SAFE and "without a rewrite" in entity[0].reason
+    assert entity[0].kind is SAFE
+    assert "without a rewrite" in entity[0].reason
     assert result.exit_code == 3
 
 

@@ -405,11 +405,9 @@ def test_batch_write_gives_up_loudly_after_max_attempts() -> None:
     call = next(steps)
     stuck = {"UnprocessedItems": {"pure": _put_requests(call)[1:]}}
     calls = 1
-    with pytest.raises(
-        st.RequestLimitError,
-        match=r"^batch write: 2 items still unprocessed after 3 attempts \(throttled\); "
-        r"nothing was dropped, retry them later$",
-    ):
+
+    def drive_until_refused() -> None:
+        nonlocal calls
         step: Any = steps.send(stuck)
         while True:
             assert isinstance(step, Sleep)
@@ -417,6 +415,13 @@ def test_batch_write_gives_up_loudly_after_max_attempts() -> None:
             assert isinstance(step, Call)
             calls += 1
             step = steps.send(stuck)
+
+    with pytest.raises(
+        st.RequestLimitError,
+        match=r"^batch write: 2 items still unprocessed after 3 attempts \(throttled\); "
+        r"nothing was dropped, retry them later$",
+    ):
+        drive_until_refused()
     assert calls == 3
 
 

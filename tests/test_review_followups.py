@@ -126,4 +126,5 @@ def test_comparing_an_optional_field_with_none_tests_for_the_missing_attribute()
     assert render_condition(Note.f.body != None, ph) == "attribute_exists (#n0)"  # noqa: E711
     # Inside a map, None is stored as NULL, so there it is a value comparison.
     nested = render_condition(Note.f.meta["k"] == None, ph)  # noqa: E711
-    assert nested == "#n1.#n2 = :v0" and ph.values[":v0"] == {"NULL": True}
+    assert nested == "#n1.#n2 = :v0"
+    assert ph.values[":v0"] == {"NULL": True}

@@ -94,4 +94,5 @@ def test_snapshot_that_is_not_utf8_is_a_usage_error(
     code = main(["plan", "singletable.examples:demo", str(bad)], out=io.StringIO())
     assert code == 2
     err = capsys.readouterr().err
-    assert "binary.json" in err and "UTF-8" in err
+    assert "binary.json" in err
+    assert "UTF-8" in err

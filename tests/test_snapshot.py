@@ -32,7 +32,8 @@ def test_demo_snapshot_matches_committed_file() -> None:
 
 def test_snapshot_text_is_canonical() -> None:
     text = snapshot_json(examples.demo)
-    assert text.endswith("}\n") and not text.endswith("\n\n")
+    assert text.endswith("}\n")
+    assert not text.endswith("\n\n")
     data = json.loads(text)
     assert text == json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
     assert load_snapshot(text) == data

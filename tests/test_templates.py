@@ -421,7 +421,8 @@ def test_number_sort_key_ranges(op: str, bounds: list[int], keys: list[int]) -> 
     query = Counter.query(c="x")
     query = query.between(n=tuple(bounds)) if op == "between" else getattr(query, op)(n=bounds[0])
     condition = query._key_condition()
-    assert condition is not None and condition.exclude is None
+    assert condition is not None
+    assert condition.exclude is None
     request = query.params()
     assert request["KeyConditionExpression"].startswith("#n0 = :v0 AND #n1 ")
     sent = [v for k, v in request["ExpressionAttributeValues"].items() if k != ":v0"]

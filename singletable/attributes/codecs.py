@@ -443,7 +443,7 @@ def _is_union(origin: Any) -> bool:
     return origin is Union or origin is types.UnionType
 
 
-def _enum_codec(where: str, nullable: bool, position: str, cls: type[enum.Enum]) -> _Built:
+def _enum_codec(where: str, nullable: bool, position: str, cls: type[enum.Enum]) -> _Built:  # noqa: C901 - one branch per member-value kind (str, int, float, mixed)
     members = list(cls)
     values = [m.value for m in members]
     params: dict[str, Any] = {
@@ -888,7 +888,7 @@ def _build(annotation: Any, where: str, nullable: bool, position: str) -> _Built
     return to_av, from_av, params
 
 
-def _build_inner(
+def _build_inner(  # noqa: C901 - one dispatch branch per supported annotation
     annotation: Any, where: str, nullable: bool, none_position: str, position: str
 ) -> _Built:
     annotation = _unwrap(annotation)

@@ -57,7 +57,7 @@ def _model_to_av(value: pydantic.BaseModel, where: str) -> AttributeValue:
     return {"M": result}
 
 
-def to_attribute_value(value: Any, *, where: str = "value") -> AttributeValue:
+def to_attribute_value(value: Any, *, where: str = "value") -> AttributeValue:  # noqa: C901 - one dispatch branch per supported runtime type
     """Convert a value of any supported type to a DynamoDB attribute value.
 
     This dispatches on the runtime type on every call; entity fields use the compiled

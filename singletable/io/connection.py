@@ -18,6 +18,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from singletable.errors import ServiceError
+from singletable.model.definition import create_table_request
 from singletable.model.table import Table
 from singletable.operations.protocol import Call, Operation, Sleep
 from singletable.operations.stream import Emit, Stream
@@ -178,8 +179,6 @@ class Connection:
         With ``wait``, TTL and point-in-time recovery are switched on as the model says
         (PITR where the endpoint implements backups; DynamoDB Local does not).
         """
-        from singletable.model.definition import create_table_request
-
         response = self.call("create_table", create_table_request(table))
         if wait:
             self.client.get_waiter("table_exists").wait(

@@ -986,7 +986,7 @@ def codec_for(annotation: Any, metadata: Sequence[Any], *, where: str) -> KeyCod
     return codec
 
 
-def _codec_for_type(annotation: Any, fmt: KeyFormat, where: str) -> KeyCodec[Any]:
+def _codec_for_type(annotation: Any, fmt: KeyFormat, where: str) -> KeyCodec[Any]:  # noqa: C901 - one dispatch branch per supported key type
     origin = typing_extensions.get_origin(annotation)
     if origin is typing.Union or origin is types.UnionType:
         args = typing_extensions.get_args(annotation)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Union
 
@@ -77,47 +77,115 @@ def compile_entity(cls: type[BaseModel], table: Table, options: dict[str, Any]) 
     Every modelling mistake is refused here, at class definition, with a message naming
     the class, template or field.
     """
-    label = cls.__qualname__
-    unknown = set(options) - _OPTION_NAMES
-    if unknown:
-        raise ModelDefinitionError(
-            f"{label}: unknown class keyword(s) {sorted(unknown)}; known: {sorted(_OPTION_NAMES)}"
-        )
-    name = options.get("name") or cls.__name__
-    version = options.get("version", 1)
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ModelDefinitionError(f"{label}: version must be an int >= 1, got {version!r}")
-    model_fields = cls.model_fields
-    if cls.model_config.get("extra") == "allow":
-        # Extra values have no declared type or codec: they would be dropped on write.
-        raise ModelDefinitionError(
-            f"{label}: model_config extra='allow' is not supported (extra values would not "
-            "be stored); declare the fields, e.g. a dict[str, Any] field for free-form data"
-        )
-    reserved_attributes = set(table.key_attributes()) | {
-        table.entity_attribute,
-        table.version_attribute,
-    }
-    if table.ttl_attribute:
-        reserved_attributes.add(table.ttl_attribute)
-    for field_name in model_fields:
-        if field_name in _RESERVED_NAMES:
-            raise ModelDefinitionError(
-                f"{label}.{field_name}: the field name shadows Entity.{field_name}; rename it"
-            )
-        if field_name in reserved_attributes:
-            raise ModelDefinitionError(
-                f"{label}.{field_name}: the field name is a key or bookkeeping attribute of "
-                f"table {table.name!r}; rename the field"
-            )
+    plan = _Compiler(cls, table, options).plan()
+    install_generated_codecs(plan)
+    return plan
 
-    def key_codecs(template: str, *, sparse_ok: bool) -> tuple[dict[str, KeyCodec[Any]], set[str]]:
+
+class _Compiler:
+    """One compilation: the class, its table and keywords, and the checks in order."""
+
+    def __init__(self, cls: type[BaseModel], table: Table, options: dict[str, Any]) -> None:
+        self.cls = cls
+        self.table = table
+        self.options = options
+        self.label = cls.__qualname__
+        self.model_fields = cls.model_fields
+
+    def plan(self) -> EntityPlan:
+        name, version = self.identity()
+        self.check_field_names()
+        primary = self.key_plan(None, self.options["pk"], self.options.get("sk"))
+        self.check_key_field_names(primary)
+        indexes = self.index_plans()
+        fields, encoders = self.field_plans()
+        ttl_field = self.special("ttl", (datetime, int), primary)
+        if ttl_field is not None and self.table.ttl_attribute is None:
+            raise ModelDefinitionError(
+                f"{self.label}: ttl={ttl_field!r} needs Table(..., ttl_attribute='...')"
+            )
+        version_field = self.special("version_field", (int,), primary)
+        self.check_version_field_not_indexed(version_field, indexes)
+        return EntityPlan(
+            model=self.cls,
+            name=name,
+            version=version,
+            table=self.table,
+            primary=primary,
+            indexes=indexes,
+            fields=fields,
+            version_field=version_field,
+            created_at_field=self.special("created_at", (datetime,), primary),
+            updated_at_field=self.special("updated_at", (datetime,), primary),
+            ttl_field=ttl_field,
+            _encoders=tuple(encoders),
+        )
+
+    # -- options and names -----------------------------------------------------------
+
+    def identity(self) -> tuple[str, int]:
+        unknown = set(self.options) - _OPTION_NAMES
+        if unknown:
+            raise ModelDefinitionError(
+                f"{self.label}: unknown class keyword(s) {sorted(unknown)}; "
+                f"known: {sorted(_OPTION_NAMES)}"
+            )
+        name = self.options.get("name") or self.cls.__name__
+        version = self.options.get("version", 1)
+        if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+            raise ModelDefinitionError(
+                f"{self.label}: version must be an int >= 1, got {version!r}"
+            )
+        if self.cls.model_config.get("extra") == "allow":
+            # Extra values have no declared type or codec: they would be dropped on write.
+            raise ModelDefinitionError(
+                f"{self.label}: model_config extra='allow' is not supported (extra values "
+                "would not be stored); declare the fields, e.g. a dict[str, Any] field for "
+                "free-form data"
+            )
+        return str(name), version
+
+    def check_field_names(self) -> None:
+        table = self.table
+        reserved_attributes = set(table.key_attributes()) | {
+            table.entity_attribute,
+            table.version_attribute,
+        }
+        if table.ttl_attribute:
+            reserved_attributes.add(table.ttl_attribute)
+        for field_name in self.model_fields:
+            if field_name in _RESERVED_NAMES:
+                raise ModelDefinitionError(
+                    f"{self.label}.{field_name}: the field name shadows Entity.{field_name}; "
+                    "rename it"
+                )
+            if field_name in reserved_attributes:
+                raise ModelDefinitionError(
+                    f"{self.label}.{field_name}: the field name is a key or bookkeeping "
+                    f"attribute of table {table.name!r}; rename the field"
+                )
+
+    def check_key_field_names(self, primary: KeyPlan) -> None:
+        # Key fields are passed as keyword arguments next to these options (get(consistent=
+        # ..., **key), query(index=..., **values)), so a key field cannot share their names.
+        for key_field in primary.fields:
+            if key_field in _KEY_OPTION_NAMES:
+                raise ModelDefinitionError(
+                    f"{self.label}.{key_field}: a key field cannot be named {key_field!r}, "
+                    "which the operations take as an option; rename the field"
+                )
+
+    # -- keys ------------------------------------------------------------------------
+
+    def key_codecs(
+        self, template: str, *, sparse_ok: bool
+    ) -> tuple[dict[str, KeyCodec[Any]], set[str]]:
         codecs: dict[str, KeyCodec[Any]] = {}
         optional: set[str] = set()
-        for field_name, info in model_fields.items():
+        for field_name, info in self.model_fields.items():
             if "{" + field_name + "}" not in template:
                 continue
-            where = f"{label}.{field_name} in template {template!r}"
+            where = f"{self.label}.{field_name} in template {template!r}"
             is_opt, inner = _is_optional(info.annotation)
             if is_opt:
                 if not sparse_ok:
@@ -130,6 +198,7 @@ def compile_entity(cls: type[BaseModel], table: Table, options: dict[str, Any]) 
         return codecs, optional
 
     def template(
+        self,
         source: str,
         schema: KeySchema,
         role: typing.Literal["pk", "sk"],
@@ -137,17 +206,18 @@ def compile_entity(cls: type[BaseModel], table: Table, options: dict[str, Any]) 
         sparse_ok: bool,
         where: str,
     ) -> tuple[KeyTemplate, set[str]]:
+        label = self.label
         if not isinstance(source, str):
             raise ModelDefinitionError(f"{label}: {role} template must be a str, got {source!r}")
         # Checked here, not by KeyTemplate: it only sees the codecs of the fields it names.
-        unknown = [n for n in FIELD_SEGMENT.findall(source) if n not in model_fields]
+        unknown = [n for n in FIELD_SEGMENT.findall(source) if n not in self.model_fields]
         if unknown:
             raise ModelDefinitionError(
                 f"{label} ({where}), {role} template {source!r}: unknown field {unknown[0]!r}; "
                 f"the template can only name fields of {label} "
-                f"({', '.join(model_fields) or 'none'})"
+                f"({', '.join(self.model_fields) or 'none'})"
             )
-        codecs, optional = key_codecs(source, sparse_ok=sparse_ok)
+        codecs, optional = self.key_codecs(source, sparse_ok=sparse_ok)
         attribute = schema.pk if role == "pk" else schema.sk
         assert attribute is not None
         key_type = schema.pk_type if role == "pk" else schema.sk_type
@@ -156,45 +226,42 @@ def compile_entity(cls: type[BaseModel], table: Table, options: dict[str, Any]) 
             attribute=attribute,
             role=role,
             key_type=key_type,
-            escaper=table.escaper,
+            escaper=self.table.escaper,
             codecs=codecs,
             where=f"{label} ({where})",
         )
         return compiled, optional
 
-    def key_plan(index: str | None, pk: str | None, sk: str | None) -> KeyPlan:
-        schema = table.key_schema(index)
+    def key_plan(self, index: str | None, pk: str | None, sk: str | None) -> KeyPlan:
+        schema = self.table.key_schema(index)
         where = "table key" if index is None else f"index {index}"
         if pk is None:
-            raise ModelDefinitionError(f"{label}: {where} needs a pk template")
+            raise ModelDefinitionError(f"{self.label}: {where} needs a pk template")
         if schema.sk is None and sk is not None:
             raise ModelDefinitionError(
-                f"{label}: {where} has no sort key attribute, but sk={sk!r} was given"
+                f"{self.label}: {where} has no sort key attribute, but sk={sk!r} was given"
             )
         if schema.sk is not None and sk is None:
             raise ModelDefinitionError(
-                f"{label}: {where} has sort key attribute {schema.sk!r}; declare sk=..."
+                f"{self.label}: {where} has sort key attribute {schema.sk!r}; declare sk=..."
             )
         sparse_ok = index is not None
-        pk_t, pk_opt = template(pk, schema, "pk", sparse_ok=sparse_ok, where=where)
+        pk_t, pk_opt = self.template(pk, schema, "pk", sparse_ok=sparse_ok, where=where)
         sk_t, sk_opt = (
             (None, set())
             if sk is None
-            else template(sk, schema, "sk", sparse_ok=sparse_ok, where=where)
+            else self.template(sk, schema, "sk", sparse_ok=sparse_ok, where=where)
         )
         return KeyPlan(schema, pk_t, sk_t, frozenset(pk_opt | sk_opt))
 
-    primary = key_plan(None, options["pk"], options.get("sk"))
-    # Key fields are passed as keyword arguments next to these options (get(consistent=
-    # ..., **key), query(index=..., **values)), so a key field cannot share their names.
-    for key_field in {*primary.fields}:
-        if key_field in _KEY_OPTION_NAMES:
-            raise ModelDefinitionError(
-                f"{label}.{key_field}: a key field cannot be named {key_field!r}, which the "
-                "operations take as an option; rename the field"
-            )
-    indexes: dict[str, KeyPlan] = {}
-    for index_name, keys in (options.get("indexes") or {}).items():
+    def index_plans(self) -> dict[str, KeyPlan]:
+        indexes: dict[str, KeyPlan] = {}
+        for index_name, keys in (self.options.get("indexes") or {}).items():
+            indexes[index_name] = self.index_plan(index_name, keys)
+        return indexes
+
+    def index_plan(self, index_name: str, keys: object) -> KeyPlan:
+        label, table = self.label, self.table
         spec = table.indexes.get(index_name)
         if spec is None:
             known = ", ".join(sorted(table.indexes)) or "none"
@@ -209,38 +276,46 @@ def compile_entity(cls: type[BaseModel], table: Table, options: dict[str, Any]) 
             raise ModelDefinitionError(
                 f"{label}: indexes[{index_name!r}] must be IndexKeys(pk=..., sk=...)"
             )
-        if isinstance(spec, LSI):
-            if keys.pk is not None and keys.pk != options["pk"]:
-                raise ModelDefinitionError(
-                    f"{label}: LSI {index_name!r} shares the table's partition key; "
-                    "give only sk=..."
-                )
-            indexes[index_name] = key_plan(index_name, options["pk"], keys.sk)
-        else:
-            indexes[index_name] = key_plan(index_name, keys.pk, keys.sk)
+        if not isinstance(spec, LSI):
+            return self.key_plan(index_name, keys.pk, keys.sk)
+        if keys.pk is not None and keys.pk != self.options["pk"]:
+            raise ModelDefinitionError(
+                f"{label}: LSI {index_name!r} shares the table's partition key; give only sk=..."
+            )
+        return self.key_plan(index_name, self.options["pk"], keys.sk)
 
-    fields: dict[str, FieldPlan] = {}
-    encoders: list[tuple[str, str, Callable[[Any], AttributeValue | None]]] = []
-    for field_name, info in model_fields.items():
-        codec = attribute_codec_for(info.annotation, info.metadata, where=f"{label}.{field_name}")
-        fields[field_name] = FieldPlan(
-            name=field_name,
-            attribute=field_name,
-            annotation=info.annotation,
-            required=info.is_required(),
-            codec=codec,
-            is_set=_is_set(info.annotation),
-            nullable=_is_optional(info.annotation)[0],
-        )
-        encoders.append((field_name, field_name, codec.to_av))
+    # -- fields ----------------------------------------------------------------------
 
-    def special(option: str, allowed: tuple[type, ...]) -> str | None:
-        field_name = options.get(option)
+    def field_plans(
+        self,
+    ) -> tuple[dict[str, FieldPlan], list[tuple[str, str, Callable[[Any], AttributeValue | None]]]]:
+        fields: dict[str, FieldPlan] = {}
+        encoders: list[tuple[str, str, Callable[[Any], AttributeValue | None]]] = []
+        for field_name, info in self.model_fields.items():
+            codec = attribute_codec_for(
+                info.annotation, info.metadata, where=f"{self.label}.{field_name}"
+            )
+            fields[field_name] = FieldPlan(
+                name=field_name,
+                attribute=field_name,
+                annotation=info.annotation,
+                required=info.is_required(),
+                codec=codec,
+                is_set=_is_set(info.annotation),
+                nullable=_is_optional(info.annotation)[0],
+            )
+            encoders.append((field_name, field_name, codec.to_av))
+        return fields, encoders
+
+    def special(self, option: str, allowed: tuple[type, ...], primary: KeyPlan) -> str | None:
+        """The field named by keyword ``option`` (ttl, version_field, created_at, ...)."""
+        label = self.label
+        field_name = self.options.get(option)
         if field_name is None:
             return None
-        if field_name not in model_fields:
+        if field_name not in self.model_fields:
             raise ModelDefinitionError(f"{label}: {option}={field_name!r} is not a field")
-        annotation = _is_optional(model_fields[field_name].annotation)[1]
+        annotation = _is_optional(self.model_fields[field_name].annotation)[1]
         if annotation not in allowed:
             names = " or ".join(t.__name__ for t in allowed)
             raise ModelDefinitionError(f"{label}: {option} field {field_name!r} must be {names}")
@@ -250,33 +325,16 @@ def compile_entity(cls: type[BaseModel], table: Table, options: dict[str, Any]) 
             )
         return str(field_name)
 
-    ttl_field = special("ttl", (datetime, int))
-    if ttl_field is not None and table.ttl_attribute is None:
-        raise ModelDefinitionError(
-            f"{label}: ttl={ttl_field!r} needs Table(..., ttl_attribute='...')"
-        )
-    version_field = special("version_field", (int,))
-    for index_name, index_plan in indexes.items():
-        if version_field is not None and version_field in index_plan.fields:
-            # Updates bump the version with ADD, whose result is not known client-side,
-            # so an index keyed on it could never be kept in step.
-            raise ModelDefinitionError(
-                f"{label}: version_field {version_field!r} cannot be part of index "
-                f"{index_name!r}'s key templates; key the index on another field"
-            )
-    plan = EntityPlan(
-        model=cls,
-        name=name,
-        version=version,
-        table=table,
-        primary=primary,
-        indexes=indexes,
-        fields=fields,
-        version_field=version_field,
-        created_at_field=special("created_at", (datetime,)),
-        updated_at_field=special("updated_at", (datetime,)),
-        ttl_field=ttl_field,
-        _encoders=tuple(encoders),
-    )
-    install_generated_codecs(plan)
-    return plan
+    def check_version_field_not_indexed(
+        self, version_field: str | None, indexes: Mapping[str, KeyPlan]
+    ) -> None:
+        if version_field is None:
+            return
+        for index_name, index_plan in indexes.items():
+            if version_field in index_plan.fields:
+                # Updates bump the version with ADD, whose result is not known client-side,
+                # so an index keyed on it could never be kept in step.
+                raise ModelDefinitionError(
+                    f"{self.label}: version_field {version_field!r} cannot be part of index "
+                    f"{index_name!r}'s key templates; key the index on another field"
+                )

@@ -543,7 +543,7 @@ class EntityQuery(BaseQuery[E]):
 
     # -- key condition -----------------------------------------------------------------
 
-    def _key_condition(self) -> _KeyCondition | None:
+    def _key_condition(self) -> _KeyCondition | None:  # noqa: C901 - one branch per sort-key operator and bound shape
         sk = self.key_plan.sk
         if sk is None:
             return None
@@ -671,7 +671,8 @@ class EntityQuery(BaseQuery[E]):
         parts = [render_condition(pk_ref == self.key_plan.pk.attribute_value(self.partition), ph)]
         condition = self._key_condition()
         if condition is not None:
-            assert schema.sk is not None and self.key_plan.sk is not None
+            assert schema.sk is not None
+            assert self.key_plan.sk is not None
             ref = key_ref(schema.sk)
             sk_type = self.key_plan.sk.key_type
             avs: list[object] = [v if sk_type == "S" else {sk_type: v} for v in condition.values]

@@ -408,7 +408,7 @@ def old_enc_changed(old_enc: Mapping[str, Any], new_enc: Mapping[str, Any]) -> b
     return any(old_enc[k] != new_enc[k] for k in ("delimiter", "escape", "escape_scheme_version"))
 
 
-def _diff_entity(
+def _diff_entity(  # noqa: C901 - one comparison per snapshot section
     table: str, old: Mapping[str, Any], new: Mapping[str, Any], old_id: str, new_id: str
 ) -> Iterator[Change]:
     before, after = old["entities"][old_id], new["entities"][new_id]

@@ -134,14 +134,16 @@ def test_interrupted_rewrite_resumes_from_the_checkpoint(
     saved = json.loads(checkpoint.read_text())
     [task] = saved["tasks"].values()
     segment = task["segments"]["0"]
-    assert segment["done"] is False and segment["start_key"] is not None
+    assert segment["done"] is False
+    assert segment["start_key"] is not None
     assert segment["stats"]["scanned"] == 8  # two pages of four went through
 
     report = st.migrate(
         db, table_b, before, checkpoint=checkpoint, segments=1, page_size=4, out=io.StringIO()
     )
     [stats] = report.rewrites.values()
-    assert stats.rewritten == 12 and stats.failed == 0
+    assert stats.rewritten == 12
+    assert stats.failed == 0
     assert all(k.startswith("EVENT#") for k in raw_sort_keys(dynamodb_client, table_name))
     assert len(event_b.scan().all(db)) == 12
 

@@ -240,7 +240,8 @@ def test_first_stops_after_the_first_result(
 ) -> None:
     query = app.Event.query(pid="p").descending().filter(app.Event.f.kind == "edit")
     event = query.page_size(2).first(db)
-    assert event is not None and (event.seq, event.kind) == (6, "edit")
+    assert event is not None
+    assert (event.seq, event.kind) == (6, "edit")
     # Newest first: (5, 8) login, (4, 7) login -> no result on page 1; page 2 has seq 6.
     assert len(recorder.calls) == 2
     assert app.Note.query(pid="p").first(db) == app.Note(pid="p", ts=T0, tag="n0")

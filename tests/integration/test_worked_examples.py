@@ -83,7 +83,8 @@ def test_audit_log_same_timestamp_events_kept_apart_by_seq(db: st.Connection) ->
     newest = ex.AuditEvent.query(actor_id="u_8814", ts=T0 + timedelta(hours=6)).descending()
     assert [e.seq for e in newest.all(db)] == [42, 3]
     one = ex.AuditEvent.get(actor_id="u_8814", ts=T0 + timedelta(hours=6), seq=42).run(db)
-    assert one is not None and one.action == "edit"
+    assert one is not None
+    assert one.action == "edit"
 
 
 def test_audit_log_activity_collection(db: st.Connection) -> None:
@@ -201,7 +202,8 @@ def test_file_named_with_the_delimiter_is_stored_escaped(
     assert raw["path"] == {"S": path}
     assert "#" not in raw["SK"]["S"]
     found = ex.File.get(account="acme", path=path).run(db)
-    assert found is not None and found.size == 900_000
+    assert found is not None
+    assert found.size == 900_000
     in_folder = ex.File.query(index="GSI2", account="acme", parent="root/photos/2026/").all(db)
     assert [f.path for f in in_folder] == [path, "root/photos/2026/june.png"]
     by_name = ex.drive.query(account="acme").begins_with(path="root/photos/2026/#").all(db)

@@ -22,7 +22,8 @@ def test_plan_classifies_each_change(capsys):
 def test_an_unchanged_model_plans_nothing():
     snapshot = st.load_snapshot(st.snapshot_json(migration.before()))
     plan = st.plan_changes(migration.before(), snapshot)
-    assert plan.changes == () and plan.exit_code == 0
+    assert plan.changes == ()
+    assert plan.exit_code == 0
 
 
 def test_the_output_shown_in_the_docs_is_the_real_output():

@@ -17,14 +17,17 @@ def test_every_query_kind_reads_the_documented_slice():
     assert [e.seq for e in r["after_20h"]] == [11]  # not seq 10, at exactly 20:00
     assert r["june"] == 14  # every event, the day before included
     assert [x.celsius for x in r["hot"]] == sorted(x.celsius for x in r["hot"])
-    assert r["hot"] and all(x.celsius > 30 for x in r["hot"])
+    assert r["hot"]
+    assert all(x.celsius > 30 for x in r["hot"])
     assert r["latest_dev9"] == {
         "ts": datetime(2026, 6, 23, 8, 55, tzinfo=timezone.utc),
         "celsius": Decimal("29.25"),
     }
-    assert {e.action for e in r["edits"]} == {"edit"} and len(r["edits"]) == 3
+    assert {e.action for e in r["edits"]} == {"edit"}
+    assert len(r["edits"]) == 3
     groups = r["activity"].by_type()
-    assert len(groups[Actor]) == 1 and len(groups[AuditEvent]) == 14
+    assert len(groups[Actor]) == 1
+    assert len(groups[AuditEvent]) == 14
     assert isinstance(r["activity"][-1], Actor)  # "PROFILE" sorts after "EVT#..."
     assert r["activity"].unknown == []
     assert [(type(x), x.path) for x in r["photos"]] == [

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-from botocore.awsrequest import AWSResponse
+from botocore.awsrequest import AWSResponse, HTTPHeaders
 from botocore.config import Config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -116,7 +116,9 @@ class CannedDynamoDB:
         response = self.cache.get(body)
         if response is None:
             response = self.cache[body] = self.query(json.loads(body))
-        headers = {"x-amzn-requestid": "canned", "content-type": "application/x-amz-json-1.0"}
+        headers = HTTPHeaders()
+        headers["x-amzn-requestid"] = "canned"
+        headers["content-type"] = "application/x-amz-json-1.0"
         return AWSResponse(request.url, 200, headers, _Raw(response))
 
     def query(self, request: dict[str, Any]) -> bytes:

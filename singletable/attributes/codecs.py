@@ -22,8 +22,9 @@ Mapping of Python types to DynamoDB types:
   alias), compiled recursively once per model class.
 * ``set`` / ``frozenset`` of strings -> ``SS``, of numbers -> ``NS``, of bytes -> ``BS``.
   DynamoDB rejects empty sets, so an **empty set is omitted** as a top-level attribute (and
-  as a field of a nested model); reading the item back leaves the field to its default.
-  **Give every set field a default** (``Field(default_factory=set)``). Inside a list or a
+  as a field of a nested model) and a top-level set field reads back as an empty set;
+  ``set[X] | None`` reads back ``None`` (absence stands for both). **Give every set field
+  a default** (``Field(default_factory=set)``). Inside a list or a
   map an empty set has no representation and is refused.
 * ``X | None``: ``None`` omits a top-level attribute and is ``{"NULL": True}`` inside
   lists, maps and nested models.

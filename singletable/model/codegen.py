@@ -507,10 +507,10 @@ def build_item_decoder(plan: EntityPlan) -> Callable[[Mapping[str, AttributeValu
             src(f"except ({errors}):")
             src(f"    data[{name!r}] = {dec}(av)")
         src.dedent()
-        if field.is_set:
+        if field.is_set and not field.nullable:
             src("else:")
             src(f"    data[{name!r}] = set()")
-        elif field.nullable and field.required:
+        elif field.nullable and (field.required or field.is_set):
             src("else:")
             src(f"    data[{name!r}] = None")
     fill = ns.ref(plan._fill_from_keys, "fill_from_keys")

@@ -302,7 +302,8 @@ class _Compiler:
                 required=info.is_required(),
                 codec=codec,
                 is_set=_is_set(info.annotation),
-                nullable=_is_optional(info.annotation)[0],
+                # Any admits None, which is stored by omission like an Optional's.
+                nullable=_is_optional(info.annotation)[0] or info.annotation is Any,
             )
             encoders.append((field_name, field_name, codec.to_av))
         return fields, encoders

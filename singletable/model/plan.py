@@ -191,11 +191,13 @@ class EntityPlan:
             av = item.get(plan.attribute)
             if av is not None:
                 data[name] = plan.codec.from_av(av)
-            elif plan.is_set:
+            elif plan.is_set and not plan.nullable:
                 data[name] = set()
-            elif plan.nullable and plan.required:
+            elif plan.nullable and (plan.required or plan.is_set):
                 # None is stored by omitting the attribute; a required Optional field
-                # (no default) must get its None back explicitly.
+                # (no default) must get its None back explicitly. An Optional set reads
+                # back None whatever its default: None and an empty set are both stored
+                # as absence, and None is the one a reader can tell from "no elements".
                 data[name] = None
         if len(data) < len(self.fields):
             self._fill_from_keys(item, data)

@@ -7,18 +7,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import singletable as st
-
-from ._ops_models import Models, make_models
+from tests.integration.models import Models
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 else:
     DynamoDBClient = Any
-
-
-@pytest.fixture
-def m(dynamodb_client: DynamoDBClient, table_name: str) -> Models:
-    return make_models(dynamodb_client, table_name)
 
 
 def _things(m: Models, n: int, box: str = "b") -> list[Any]:

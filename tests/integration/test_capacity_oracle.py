@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import strategies as st
+from hypothesis import strategies as hs
 from pydantic import Field
 
 from singletable.attributes.size import item_size
@@ -89,30 +89,30 @@ CAP: Final = "INDEXES"
 
 # Sizes on both sides of the write (1 KB) and read (4 KB) block boundaries.
 _boundaries = [b + d for b in (1024, 2048, 4096, 8192) for d in (-1, 0, 1)]
-sizes = st.one_of(st.sampled_from(_boundaries), st.integers(0, 9000))
-text = st.text(max_size=12)
-fields = st.fixed_dictionaries(
+sizes = hs.one_of(hs.sampled_from(_boundaries), hs.integers(0, 9000))
+text = hs.text(max_size=12)
+fields = hs.fixed_dictionaries(
     {},
     optional={
-        "owner": st.sampled_from(["ann", "bob", "cé"]),
-        "tag": st.sampled_from(["t1", "t2"]),
-        "rank": st.integers(0, 10**6),
+        "owner": hs.sampled_from(["ann", "bob", "cé"]),
+        "tag": hs.sampled_from(["t1", "t2"]),
+        "rank": hs.integers(0, 10**6),
         "note": text,
-        "flag": st.booleans(),
-        "num": st.decimals(
+        "flag": hs.booleans(),
+        "num": hs.decimals(
             min_value=Decimal("-1e20"),
             max_value=Decimal("1e20"),
             places=4,
             allow_nan=False,
             allow_infinity=False,
         ),
-        "count": st.integers(-(10**30), 10**30),
-        "blob": st.binary(max_size=40),
-        "nums": st.lists(st.integers(-(10**9), 10**9), max_size=5),
+        "count": hs.integers(-(10**30), 10**30),
+        "blob": hs.binary(max_size=40),
+        "nums": hs.lists(hs.integers(-(10**9), 10**9), max_size=5),
         # DynamoDB refuses an empty map key ("Empty attribute name"); the codec lets it
         # through today, so keys here are non-empty.
-        "meta": st.dictionaries(st.text(min_size=1, max_size=12), text, max_size=3),
-        "labels": st.sets(text, max_size=3),
+        "meta": hs.dictionaries(hs.text(min_size=1, max_size=12), text, max_size=3),
+        "labels": hs.sets(text, max_size=3),
     },
 )
 
@@ -124,7 +124,7 @@ def make(part: str, rev: int, data: dict[str, Any], size: int) -> Rec:
     return rec.model_copy(update={"body": "x" * pad}) if pad > 0 else rec
 
 
-records = st.tuples(fields, sizes)
+records = hs.tuples(fields, sizes)
 
 
 def _local_transaction_figures(estimate: CapacityEstimate) -> tuple[float, dict[str, float]]:
@@ -215,8 +215,8 @@ def dynamodb_client(_dynamodb_local_client: Any) -> Any:
     first=records,
     second=records,
     changes=records,
-    extra=st.lists(records, min_size=1, max_size=4),
-    page_size=st.one_of(st.none(), st.integers(1, 4)),
+    extra=hs.lists(records, min_size=1, max_size=4),
+    page_size=hs.one_of(hs.none(), hs.integers(1, 4)),
 )
 def test_estimate_equals_dynamodb_local(
     oracle_db: Connection,

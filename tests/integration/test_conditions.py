@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import singletable as st
-
-from ._ops_models import Models, make_models
+from tests.integration.models import Models, make_models
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import singletable as st
-
-from ._ops_models import Models, NoNetworkClient, make_models
+from tests.integration.models import Models, NoNetworkClient
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -18,11 +17,6 @@ else:
 
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
 T1 = T0 + timedelta(hours=1)
-
-
-@pytest.fixture
-def m(dynamodb_client: DynamoDBClient, table_name: str) -> Models:
-    return make_models(dynamodb_client, table_name)
 
 
 # --------------------------------------------------------------------------- put / get

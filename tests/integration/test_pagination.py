@@ -15,8 +15,7 @@ from typing import Annotated, Any
 import pytest
 
 import singletable as st
-
-from ._query_helpers import RecordingClient, recorded_connection
+from tests.integration.recording import RecordingClient, recorded_connection
 
 UTC = timezone.utc
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=UTC)
@@ -47,11 +46,6 @@ def make_models(table_name: str) -> SimpleNamespace:
 @pytest.fixture
 def app(table_name: str) -> SimpleNamespace:
     return make_models(table_name)
-
-
-@pytest.fixture
-def recorder(dynamodb_client: Any) -> RecordingClient:
-    return RecordingClient(dynamodb_client)
 
 
 @pytest.fixture

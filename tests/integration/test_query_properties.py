@@ -25,8 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import singletable as st
-
-from ._query_helpers import RecordingClient, recorded_connection
+from tests.integration.recording import RecordingClient, recorded_connection
 
 UTC = timezone.utc
 MINUS_5 = timezone(timedelta(hours=-5))
@@ -66,11 +65,6 @@ def make_models(table_name: str) -> SimpleNamespace:
 @pytest.fixture
 def app(table_name: str) -> SimpleNamespace:
     return make_models(table_name)
-
-
-@pytest.fixture
-def recorder(dynamodb_client: Any) -> RecordingClient:
-    return RecordingClient(dynamodb_client)
 
 
 @pytest.fixture

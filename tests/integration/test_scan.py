@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 import singletable as st
-
-from ._query_helpers import RecordingClient, recorded_connection
+from tests.integration.recording import RecordingClient, recorded_connection
 
 GHOST = {"PK": {"S": "U#9"}, "SK": {"S": "GHOST"}, "_et": {"S": "Ghost"}, "_ev": {"N": "1"}}
 
@@ -68,7 +68,7 @@ def ident(obj: Any) -> tuple[str, int, int]:
 def test_scan_reads_every_item_once_and_reports_unknown(
     app: SimpleNamespace, db: st.Connection
 ) -> None:
-    scan = st.Scan(app.table)
+    scan: st.Scan[Any] = st.Scan(app.table)
     items = scan.all(db)
     assert len(items) == 14
     assert sorted(map(ident, items)) == sorted(
@@ -112,7 +112,7 @@ def test_entity_scan_segments(app: SimpleNamespace, db: st.Connection) -> None:
 def test_scan_streams_lazily(
     app: SimpleNamespace, db: st.Connection, recorder: RecordingClient
 ) -> None:
-    stream = st.Scan(app.table).page_size(3).iter(db)
+    stream: Iterator[Any] = st.Scan(app.table).page_size(3).iter(db)
     assert len(list(itertools.islice(stream, 2))) == 2
     assert len(recorder.calls) == 1
     assert recorder.calls[0][1]["Limit"] == 3

@@ -25,7 +25,7 @@ def shown(example: str) -> str:
     return example
 
 
-def test_encoding_table_examples():
+def test_encoding_table_examples() -> None:
     assert shown(f"`42` -> `{IntCodec().encode(42)}`")
     assert IntCodec().encode(42) == "0242"
     assert shown(f"`-42` -> `{IntCodec().encode(-42)}`")
@@ -42,6 +42,6 @@ def test_encoding_table_examples():
     shown(f"`{UUIDCodec().encode(u)}`")
 
 
-def test_escaping_example():
+def test_escaping_example() -> None:
     escaped = SegmentEscaper().escape("#1 best.png")
     assert shown(f"`{escaped}`") == "`%231%20best.png`"

@@ -7,7 +7,7 @@ from docs_src import queries
 from singletable.examples import Actor, AuditEvent, File, Folder
 
 
-def test_every_query_kind_reads_the_documented_slice():
+def test_every_query_kind_reads_the_documented_slice() -> None:
     r = queries.main()
     assert [e.seq for e in r["newest"]] == [11, 10, 9, 8, 7]
     # Two events share the 06:00 timestamp; seq keeps them apart.
@@ -44,5 +44,5 @@ def test_every_query_kind_reads_the_documented_slice():
     ]
 
 
-def test_pages_resume_from_their_cursor():
+def test_pages_resume_from_their_cursor() -> None:
     assert queries.pages(4) == [[0, 0, 1, 2], [3, 42, 4, 5], [6, 7, 8, 9], [10, 11]]

@@ -2,17 +2,19 @@
 
 from datetime import datetime, timezone
 
+import pytest
+
 from docs_src import quickstart
 
 
-def test_quickstart_reads_newest_three_first(capsys):
+def test_quickstart_reads_newest_three_first(capsys: pytest.CaptureFixture[str]) -> None:
     newest = quickstart.main()
     assert [e.seq for e in newest] == [4, 3, 2]
     assert newest[0].ts == datetime(2026, 6, 23, 8, 4, tzinfo=timezone.utc)
     assert "begins_with" in capsys.readouterr().out
 
 
-def test_quickstart_keys_are_readable():
+def test_quickstart_keys_are_readable() -> None:
     event = quickstart.AuditEvent(
         actor_id="u_8814",
         ts=datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc),

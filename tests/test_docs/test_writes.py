@@ -5,7 +5,7 @@ from decimal import Decimal
 from docs_src import writes
 
 
-def test_an_update_rewrites_the_index_key_it_feeds():
+def test_an_update_rewrites_the_index_key_it_feeds() -> None:
     request = writes.index_key_rewrite()
     names = request["ExpressionAttributeNames"]
     values = request["ExpressionAttributeValues"]
@@ -16,7 +16,7 @@ def test_an_update_rewrites_the_index_key_it_feeds():
     assert values[":v2"] == {"S": "1502355#dev-7#2026-06-23T08:00:00.000000Z"}
 
 
-def test_writes_conditions_batches_and_transactions():
+def test_writes_conditions_batches_and_transactions() -> None:
     out = writes.main()
     assert out["create_again"] == "AlreadyExistsError"
     assert out["missing"] is None

@@ -1,8 +1,10 @@
-"""Helpers shared by the query integration tests (not a test module)."""
+"""Recording what singletable sends: a client wrapper shared by the integration tests."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import singletable as st
 
 
 class RecordingClient:
@@ -36,10 +38,8 @@ class RecordingClient:
         return [item for _, _, response in self.calls for item in response.get("Items", [])]
 
 
-def recorded_connection(recorder: RecordingClient, table: Any) -> Any:
+def recorded_connection(recorder: RecordingClient, table: st.Table) -> st.Connection:
     """A `singletable.Connection` through ``recorder``, with ``table`` created."""
-    import singletable as st
-
     connection = st.Connection(recorder)  # type: ignore[arg-type]
     connection.create_table(table)
     return connection

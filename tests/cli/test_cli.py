@@ -14,7 +14,7 @@ import pytest
 import singletable as st
 from singletable.cli import main
 
-EXPECTED = Path(__file__).parent / "expected"
+EXPECTED = Path(__file__).parents[1] / "expected"
 
 MODEL = """
 from datetime import datetime

@@ -14,10 +14,10 @@ from typing import Annotated, Any, Optional
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
-from pydantic import BaseModel, Field
-from strategies import Level, Shade, aware_datetimes, key_text
+from hypothesis import strategies as hs
+from pydantic import BaseModel, ConfigDict, Field
 
+import singletable as st
 from singletable.attributes.size import item_size
 from singletable.entity import Entity
 from singletable.errors import (
@@ -30,7 +30,8 @@ from singletable.examples import Actor, AuditEvent, Folder, Reading, demo
 from singletable.keys.codecs import KeyFormat
 from singletable.model.plan import IndexKeys
 from singletable.model.table import GSI, LSI, Projection, Table
-from singletable.operations.collection import decode_any
+from singletable.operations.query import decode_any
+from tests.strategies import Level, Shade, aware_datetimes, key_text
 
 T0 = dt.datetime(2026, 6, 23, 8, 0, tzinfo=dt.timezone.utc)
 
@@ -82,7 +83,7 @@ def test_unsupported_key_field_types(annotation: Any, fragment: str) -> None:
     with refused("Bad.x in template 'A#{x}'", fragment):
 
         class Bad(Entity, table=Table("t"), pk="P", sk="A#{x}"):
-            x: annotation  # type: ignore[valid-type]
+            x: annotation
 
 
 def test_model_key_field_is_refused() -> None:
@@ -278,7 +279,7 @@ def test_field_named_like_an_entity_method() -> None:
 
         class Bad(Entity, table=Table("t"), pk="A#{a}", sk="S"):
             a: str
-            query: str
+            query: str  # type: ignore[assignment]
 
 
 @pytest.mark.parametrize("name", ["PK", "SK", "GSI1PK", "_et", "expires"])
@@ -419,30 +420,30 @@ class Order(
     note: str | None = None
 
 
-dynamo_decimals = st.decimals(
+dynamo_decimals = hs.decimals(
     min_value=Decimal("-1E20"), max_value=Decimal("1E20"), allow_nan=False, places=4
 )
-small_text = st.text(st.characters(codec="utf-8"), max_size=8)
+small_text = hs.text(hs.characters(codec="utf-8"), max_size=8)
 
-orders = st.builds(
+orders = hs.builds(
     Order,
     customer=key_text(max_size=8).filter(bool),
     placed=aware_datetimes(),
-    number=st.integers(0, 999_999),
+    number=hs.integers(0, 999_999),
     status=key_text(max_size=6),
     total=dynamo_decimals,
-    shade=st.sampled_from(Shade),
-    level=st.sampled_from(Level),
-    ref=st.uuids(),
-    coupon=st.none() | key_text(max_size=6),
-    paid=st.booleans(),
-    color=st.sampled_from(Color),
-    tags=st.sets(small_text, max_size=3),
-    lines=st.lists(small_text, max_size=3),
-    counts=st.dictionaries(small_text.filter(bool), st.integers(-(10**30), 10**30), max_size=3),
-    blob=st.binary(max_size=16),
-    address=st.none() | st.builds(Address, city=small_text, lines=st.lists(small_text, max_size=2)),
-    note=st.none() | small_text,
+    shade=hs.sampled_from(Shade),
+    level=hs.sampled_from(Level),
+    ref=hs.uuids(),
+    coupon=hs.none() | key_text(max_size=6),
+    paid=hs.booleans(),
+    color=hs.sampled_from(Color),
+    tags=hs.sets(small_text, max_size=3),
+    lines=hs.lists(small_text, max_size=3),
+    counts=hs.dictionaries(small_text.filter(bool), hs.integers(-(10**30), 10**30), max_size=3),
+    blob=hs.binary(max_size=16),
+    address=hs.none() | hs.builds(Address, city=small_text, lines=hs.lists(small_text, max_size=2)),
+    note=hs.none() | small_text,
 )
 
 
@@ -487,10 +488,10 @@ class Ticket(
 @given(
     tenant=key_text(max_size=8).filter(bool),
     opened=aware_datetimes(),
-    number=st.integers(-(10**38) + 1, 10**38 - 1),  # stored as an attribute too: 38 digits
+    number=hs.integers(-(10**38) + 1, 10**38 - 1),  # stored as an attribute too: 38 digits
     assignee=key_text(max_size=8),
-    priority=st.sampled_from(Level),
-    ref=st.uuids(),
+    priority=hs.sampled_from(Level),
+    ref=hs.uuids(),
 )
 def test_keys_only_projection_recovers_key_fields(**values: Any) -> None:
     """A KEYS_ONLY index item holds the table and index keys only; key fields come back."""
@@ -611,3 +612,28 @@ def test_empty_key_is_refused() -> None:
         Name(name="").to_item()
     assert "Name (table key), pk template '{name}'" in str(info.value)
     assert "the key is empty" in str(info.value)
+
+
+def test_version_field_cannot_key_an_index() -> None:
+    other = st.Table("followups-2", indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+    with pytest.raises(st.ModelDefinitionError, match=r"version_field 'rev' cannot be part of"):
+
+        class Doc(
+            st.Entity,
+            table=other,
+            pk="DOC#{doc_id}",
+            sk="META",
+            indexes={"GSI1": st.IndexKeys(pk="DOCS", sk="{rev}")},
+            version_field="rev",
+        ):
+            doc_id: str
+            rev: int = 0
+
+
+def test_extra_allow_models_are_refused_rather_than_losing_extra_values() -> None:
+    other = st.Table("followups-3")
+    with pytest.raises(st.ModelDefinitionError, match=r"Loose: model_config extra='allow'"):
+
+        class Loose(st.Entity, table=other, pk="L#{lid}", sk="META"):
+            model_config = ConfigDict(extra="allow")
+            lid: str

@@ -1,4 +1,4 @@
-"""Adversarial review of the write path: index keys, locking, stamps, limits (pure)."""
+"""Index keys, stamps and limits on the write path: every index a put fills, upserts, known()."""
 
 from __future__ import annotations
 
@@ -10,7 +10,17 @@ import pytest
 
 import singletable as st
 
+
+def _sets(params: dict[str, Any]) -> dict[str, Any]:
+    """attribute -> value of every plain ``#n = :v`` assignment of the update expression."""
+    names = params["ExpressionAttributeNames"]
+    values = params.get("ExpressionAttributeValues", {})
+    pairs = re.findall(r"(#n\d+) = (:v\d+)(?=,|$| REMOVE| ADD)", params["UpdateExpression"])
+    return {names[name]: values[value] for name, value in pairs}
+
+
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
+
 
 table = st.Table(
     "review",
@@ -38,19 +48,19 @@ class Rec(
     updated_at: datetime | None = None
 
 
-class Doc(
-    st.Entity,
-    table=table,
-    pk="DOC#{doc_id}",
-    sk="META",
-    indexes={
-        "GSI1": st.IndexKeys(pk="OWNER#{owner}", sk="{status}#{doc_id}"),
-        "LSI1": "S#{status}",
-    },
-):
-    doc_id: str
-    owner: str
-    status: str = "draft"
+def test_update_rewrites_index_keyed_on_updated_at() -> None:
+    sets = _sets(Rec.update(rid="a").set(title="x").at(T0).params())
+    assert sets["updated_at"] == {"S": "2026-06-23T08:00:00.000000+00:00"}
+    # The index ordered by updated_at must follow the stamp, or it goes stale.
+    assert sets["GSI1SK"] == st.Put(Rec(rid="a"), now=T0).params()["Item"]["GSI1SK"]
+    assert sets["GSI1PK"] == {"S": "RECENT"}
+
+
+def test_upsert_writes_every_index_key_a_put_would() -> None:
+    sets = _sets(Rec.upsert(rid="a").set(title="x").at(T0).params())
+    item = st.Put(Rec(rid="a", title="x"), now=T0).params()["Item"]
+    for attribute in ("GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK"):
+        assert sets[attribute] == item[attribute], attribute
 
 
 class Sparse(
@@ -69,32 +79,6 @@ class Sparse(
     kind: str = "plain"
 
 
-def _sets(params: dict[str, Any]) -> dict[str, Any]:
-    """attribute -> value of every plain ``#n = :v`` assignment of the update expression."""
-    names = params["ExpressionAttributeNames"]
-    values = params.get("ExpressionAttributeValues", {})
-    pairs = re.findall(r"(#n\d+) = (:v\d+)(?=,|$| REMOVE| ADD)", params["UpdateExpression"])
-    return {names[name]: values[value] for name, value in pairs}
-
-
-# ----------------------------------------------------------------- index keys
-
-
-def test_update_rewrites_index_keyed_on_updated_at() -> None:
-    sets = _sets(Rec.update(rid="a").set(title="x").at(T0).params())
-    assert sets["updated_at"] == {"S": "2026-06-23T08:00:00.000000+00:00"}
-    # The index ordered by updated_at must follow the stamp, or it goes stale.
-    assert sets["GSI1SK"] == st.Put(Rec(rid="a"), now=T0).params()["Item"]["GSI1SK"]
-    assert sets["GSI1PK"] == {"S": "RECENT"}
-
-
-def test_upsert_writes_every_index_key_a_put_would() -> None:
-    sets = _sets(Rec.upsert(rid="a").set(title="x").at(T0).params())
-    item = st.Put(Rec(rid="a", title="x"), now=T0).params()["Item"]
-    for attribute in ("GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK"):
-        assert sets[attribute] == item[attribute], attribute
-
-
 def test_upsert_sparse_index_left_to_none_default_is_not_written() -> None:
     params = Sparse.upsert(sid="a").set(title="x", kind="k").params()
     assert "GSI1PK" not in params["ExpressionAttributeNames"].values()
@@ -105,6 +89,21 @@ def test_upsert_sparse_index_left_to_none_default_is_not_written() -> None:
 def test_upsert_refuses_index_whose_default_field_it_cannot_know() -> None:
     with pytest.raises(st.ExpressionError, match=r"index 'GSI2'.*\['kind'\]"):
         Sparse.upsert(sid="a").set(title="x").params()
+
+
+class Doc(
+    st.Entity,
+    table=table,
+    pk="DOC#{doc_id}",
+    sk="META",
+    indexes={
+        "GSI1": st.IndexKeys(pk="OWNER#{owner}", sk="{status}#{doc_id}"),
+        "LSI1": "S#{status}",
+    },
+):
+    doc_id: str
+    owner: str
+    status: str = "draft"
 
 
 def test_known_cannot_override_a_primary_key_field() -> None:

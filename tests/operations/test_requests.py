@@ -403,6 +403,7 @@ def test_batch_write_gives_up_loudly_after_max_attempts() -> None:
     op = st.BatchWrite(puts=_docs(3), max_attempts=3)
     steps = op.steps()
     call = next(steps)
+    assert isinstance(call, Call)
     stuck = {"UnprocessedItems": {"pure": _put_requests(call)[1:]}}
     calls = 1
 

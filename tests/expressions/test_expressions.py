@@ -6,10 +6,13 @@ import re
 from decimal import Decimal
 from typing import Any
 
+import pydantic
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import strategies as hs
+from pydantic import Field
 
+import singletable as st
 from singletable.errors import ExpressionError
 from singletable.expressions.tree import (
     Condition,
@@ -474,56 +477,56 @@ def test_non_values_in_value_positions() -> None:
 
 # --------------------------------------------------------------------------- property
 
-NAMES = st.text(min_size=1, max_size=8).map(lambda s: "~" + s)
-VALUES = st.text(max_size=8).map(lambda s: "@" + s + "@")
+NAMES = hs.text(min_size=1, max_size=8).map(lambda s: "~" + s)
+VALUES = hs.text(max_size=8).map(lambda s: "@" + s + "@")
 
 
-def _leaf(draw: st.DrawFn, refs: list[FieldRef], values: list[str]) -> Condition:
-    r = draw(st.sampled_from(refs))
-    other = draw(st.sampled_from(refs))
+def _leaf(draw: hs.DrawFn, refs: list[FieldRef], values: list[str]) -> Condition:
+    r = draw(hs.sampled_from(refs))
+    other = draw(hs.sampled_from(refs))
 
     def v() -> str:
         value = draw(VALUES)
         values.append(value)
         return value
 
-    kind = draw(st.integers(0, 13))
+    kind = draw(hs.integers(0, 13))
     if kind < 6:
-        rhs: Any = other if draw(st.booleans()) else v()
+        rhs: Any = other if draw(hs.booleans()) else v()
         ops: list[Condition] = [r == rhs, r != rhs, r < rhs, r <= rhs, r > rhs, r >= rhs]
         return ops[kind]
     if kind == 6:
         lo, hi = sorted([v(), v()], key=lambda s: s.encode("utf-8", "surrogatepass"))
         return r.between(lo, hi)
     if kind == 7:
-        return r.is_in(*[v() for _ in range(draw(st.integers(1, 4)))])
+        return r.is_in(*[v() for _ in range(draw(hs.integers(1, 4)))])
     if kind == 8:
         return r.begins_with(v())
     if kind == 9:
         return r.contains(v())
     if kind == 10:
-        return r.exists() if draw(st.booleans()) else r.not_exists()
+        return r.exists() if draw(hs.booleans()) else r.not_exists()
     if kind == 11:
-        return r.attribute_type(draw(st.sampled_from(["S", "N", "L", "M", "NULL"])))
+        return r.attribute_type(draw(hs.sampled_from(["S", "N", "L", "M", "NULL"])))
     if kind == 12:
-        return r.size() >= draw(st.integers(0, 10))
-    nested: Condition = r[draw(st.sampled_from(["k", "size"]))][draw(st.integers(0, 3))] == v()
+        return r.size() >= draw(hs.integers(0, 10))
+    nested: Condition = r[draw(hs.sampled_from(["k", "size"]))][draw(hs.integers(0, 3))] == v()
     return nested
 
 
-@st.composite
-def condition_trees(draw: st.DrawFn) -> tuple[Condition, list[str], list[str]]:
-    names = draw(st.lists(NAMES, min_size=1, max_size=4, unique=True))
+@hs.composite
+def condition_trees(draw: hs.DrawFn) -> tuple[Condition, list[str], list[str]]:
+    names = draw(hs.lists(NAMES, min_size=1, max_size=4, unique=True))
     refs = [FieldRef((n,), to_av) for n in names]
     values: list[str] = []
 
     def tree(depth: int) -> Condition:
-        kind = draw(st.integers(0, 3 if depth < 3 else 0))
+        kind = draw(hs.integers(0, 3 if depth < 3 else 0))
         if kind == 0:
             return _leaf(draw, refs, values)
         if kind == 3:
             return ~tree(depth + 1)
-        children = [tree(depth + 1) for _ in range(draw(st.integers(1, 3)))]
+        children = [tree(depth + 1) for _ in range(draw(hs.integers(1, 3)))]
         return and_(*children) if kind == 1 else or_(*children)
 
     return tree(0), names, values
@@ -548,3 +551,49 @@ def test_rendered_conditions_hold_no_user_text(
     again = Placeholders()
     assert render_condition(condition, again) == expression
     assert (again.names, again.values) == (ph.names, ph.values)
+
+
+def test_comparing_an_optional_field_with_none_tests_for_the_missing_attribute() -> None:
+    from singletable.expressions.tree import Placeholders, render_condition
+
+    class Note(st.Entity, table=st.Table("followups-4"), pk="N#{nid}", sk="META"):
+        nid: str
+        body: str | None = None
+        meta: dict[str, str | None] = Field(default_factory=dict)
+
+    ph = Placeholders()
+    assert render_condition(Note.f.body == None, ph) == "attribute_not_exists (#n0)"  # noqa: E711
+    assert render_condition(Note.f.body != None, ph) == "attribute_exists (#n0)"  # noqa: E711
+    # Inside a map, None is stored as NULL, so there it is a value comparison.
+    nested = render_condition(Note.f.meta["k"] == None, ph)  # noqa: E711
+    assert nested == "#n1.#n2 = :v0"
+    assert ph.values[":v0"] == {"NULL": True}
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda r: r.size() < 10**130,
+        lambda r: r.increment(12345678901234567890123456789012345678901),
+        lambda r: r.decrement(Decimal("1E+200")),
+        lambda r: r.size() > 1e300,
+        lambda r: r.add(Decimal("1.234567890123456789012345678901234567891")),
+        lambda r: r.set(r.if_not_exists(0) + Decimal("1E-140")),
+    ],
+)
+def test_numbers_in_expressions_are_checked_against_dynamodb_limits(build: Any) -> None:
+    ref = FieldRef(("stats",), lambda v: {"N": str(v)}, label="Thing.stats")
+    with pytest.raises(ExpressionError, match=r"Thing\.stats|SET value"):
+        build(ref)
+
+
+def test_comparing_a_set_field_with_an_empty_set_names_the_field() -> None:
+    from singletable.entity import Entity
+    from singletable.model.table import Table
+
+    class Tagged(Entity, table=Table("review-values"), pk="T#{tid}", sk="T"):
+        tid: str
+        tags: set[str] = pydantic.Field(default_factory=set)
+
+    with pytest.raises(ExpressionError, match=r"Tagged\.tags.*empty set"):
+        _ = Tagged.f.tags == set()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import enum
 import json
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pytest
 
@@ -24,7 +25,7 @@ def model(
     *,
     sk: str = "EVT#{ts}#{seq}",
     width: int = 6,
-    precision: str | None = None,
+    precision: Literal["s", "ms", "us"] | None = None,
     delimiter: str = "#",
     table_sk: str = "SK",
     indexes: tuple[Any, ...] = (),
@@ -40,11 +41,13 @@ def model(
     table = st.Table("app", sk=table_sk, delimiter=delimiter, indexes=indexes, stream=stream)
     ts_meta = [st.KeyFormat(precision=precision)] if precision else []
     seq_meta = [st.KeyFormat(width=width)] if seq_type is int else []
+    ts_args: Any = (datetime, *ts_meta)
+    seq_args: Any = (seq_type, *seq_meta)
     namespace: dict[str, Any] = {
         "__annotations__": {
             "actor_id": str,
-            "ts": Annotated[(datetime, *ts_meta)] if ts_meta else datetime,
-            "seq": Annotated[(seq_type, *seq_meta)] if seq_meta else seq_type,
+            "ts": Annotated[ts_args] if ts_meta else datetime,
+            "seq": Annotated[seq_args] if seq_meta else seq_type,
             "action": str,
             "status": str | None,
         },
@@ -284,3 +287,70 @@ def test_text_and_json_output_list_every_change() -> None:
         "old": "AuditEvent@1",
         "new": "AuditEvent@1",
     }
+
+
+def enum_model(
+    *,
+    projection: tuple[str, ...] = ("b", "a"),
+    entity_attribute: str = "_et",
+    colors: tuple[str, ...] = ("red", "blue"),
+    lsi: bool = False,
+) -> st.Table:
+    """A fresh table with one entity keyed (and indexed) on an enum and str fields."""
+    color = enum.Enum("Color", {v.upper(): v for v in colors})  # type: ignore[misc]
+    index: Any = (
+        st.LSI("LSI1", sk="LSI1SK", projection=st.Projection.include(*projection))
+        if lsi
+        else st.GSI("GSI1", pk="GSI1PK", projection=st.Projection.include(*projection))
+    )
+    table = st.Table("app", entity_attribute=entity_attribute, indexes=(index,))
+    keys = {"LSI1": st.IndexKeys(sk="{a}")} if lsi else {"GSI1": st.IndexKeys(pk="{a}")}
+    namespace: dict[str, Any] = {"__annotations__": {"id": str, "color": color, "a": str, "b": str}}
+    type("E", (st.Entity,), namespace, table=table, pk="E#{id}", sk="C#{color}", indexes=keys)
+    return table
+
+
+def test_include_projection_order_is_not_a_change() -> None:
+    # DynamoDB keeps NonKeyAttributes as a set: listing them in another order must not
+    # delete and rebuild the index.
+    result = plan(enum_model(projection=("b", "a")), enum_model(projection=("a", "b")))
+    assert result.changes == (), result.to_text()
+
+
+def test_renamed_entity_attribute_rebuilds_an_include_gsi() -> None:
+    # An INCLUDE index also projects the entity/version attributes (index_projection):
+    # after a rename the live index lacks the new one, and entity queries on it find
+    # nothing, unless the index is rebuilt.
+    result = plan(enum_model(), enum_model(entity_attribute="_type"))
+    gsi = [c for c in result.changes if c.subject.startswith("GSI GSI1")]
+    assert len(gsi) == 1, result.to_text()
+    assert gsi[0].kind is ChangeClass.ONLINE_INDEX
+    assert gsi[0].action == {"op": "recreate_gsi", "index": "GSI1"}
+
+
+def test_renamed_entity_attribute_changes_an_include_lsi() -> None:
+    result = plan(enum_model(lsi=True), enum_model(lsi=True, entity_attribute="_type"))
+    assert result.worst is ChangeClass.TABLE_MIGRATION, result.to_text()
+
+
+def test_new_enum_member_in_a_key_is_safe() -> None:
+    # Stored keys and values are all still valid: nothing to rewrite, nothing breaks.
+    result = plan(enum_model(), enum_model(colors=("red", "blue", "green")))
+    assert result.worst is ChangeClass.SAFE, result.to_text()
+    assert result.rewrites() == []
+
+
+def test_reordered_enum_members_are_safe() -> None:
+    result = plan(enum_model(), enum_model(colors=("blue", "red")))
+    assert result.worst is ChangeClass.SAFE, result.to_text()
+
+
+def test_removed_enum_member_still_breaks_reads() -> None:
+    result = plan(enum_model(), enum_model(colors=("red",)))
+    assert result.worst is ChangeClass.BREAKING_READS, result.to_text()
+    assert any(c.kind is ChangeClass.ITEM_REWRITE for c in result.changes)
+
+
+def test_changed_enum_value_still_breaks_reads() -> None:
+    result = plan(enum_model(), enum_model(colors=("red", "navy")))
+    assert result.worst is ChangeClass.BREAKING_READS, result.to_text()

@@ -20,7 +20,7 @@ from singletable import examples
 from singletable.tooling.schema import cloudformation_template, logical_id, to_json, to_yaml
 from tests.schema_models import full_table
 
-EXPECTED = Path(__file__).parent / "expected"
+EXPECTED = Path(__file__).parents[1] / "expected"
 # SINGLETABLE_REGEN=1 rewrites the expected files (review the diff before committing).
 REGEN = os.environ.get("SINGLETABLE_REGEN") == "1"
 

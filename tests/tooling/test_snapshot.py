@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from datetime import datetime
@@ -12,6 +13,7 @@ import pytest
 
 import singletable as st
 from singletable import examples
+from singletable.cli import main
 from singletable.tooling.snapshot import (
     FORMAT_VERSION,
     load_snapshot,
@@ -20,7 +22,7 @@ from singletable.tooling.snapshot import (
     snapshot_json,
 )
 
-EXPECTED = Path(__file__).parent / "expected" / "demo.snapshot.json"
+EXPECTED = Path(__file__).parents[1] / "expected" / "demo.snapshot.json"
 
 
 def test_demo_snapshot_matches_committed_file() -> None:
@@ -123,3 +125,15 @@ def test_snapshot_missing_a_section_is_refused_naming_it() -> None:
     del entity["keys"]
     with pytest.raises(st.SnapshotError, match=r"snap.json: malformed snapshot: entity .* 'keys'"):
         st.load_snapshot(json.dumps(document), source="snap.json")
+
+
+def test_snapshot_that_is_not_utf8_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "binary.json"
+    bad.write_bytes(b"\xff\xfe{\x00")
+    code = main(["plan", "singletable.examples:demo", str(bad)], out=io.StringIO())
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "binary.json" in err
+    assert "UTF-8" in err

@@ -16,16 +16,8 @@ from typing import Any
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import strategies as hs
 from pydantic import create_model
-from strategies import (
-    ESCAPERS,
-    FIELD_KINDS,
-    TemplateShape,
-    near_values,
-    shape_values,
-    template_shapes,
-)
 
 from singletable.entity import Entity
 from singletable.errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError, QueryError
@@ -33,6 +25,14 @@ from singletable.examples import AuditEvent
 from singletable.keys.codecs import IntCodec, SegmentEscaper, StrCodec, codec_for
 from singletable.keys.templates import KeyTemplate
 from singletable.model.table import Table
+from tests.strategies import (
+    ESCAPERS,
+    FIELD_KINDS,
+    TemplateShape,
+    near_values,
+    shape_values,
+    template_shapes,
+)
 
 MANY = settings(max_examples=500, deadline=None)
 ESC = SegmentEscaper()
@@ -66,7 +66,7 @@ def simple(source: str, role: str = "sk", **codecs: Any) -> KeyTemplate:
 
 
 def sign(a: Any, b: Any) -> int:
-    return (a > b) - (a < b)
+    return int(a > b) - int(a < b)
 
 
 def utf8(key: str) -> bytes:
@@ -78,8 +78,8 @@ def utf8(key: str) -> bytes:
 
 
 @MANY
-@given(st.data())
-def test_round_trip(data: st.DataObject) -> None:
+@given(hs.data())
+def test_round_trip(data: hs.DataObject) -> None:
     shape = data.draw(template_shapes())
     template = build(shape)
     values = data.draw(shape_values(shape))
@@ -90,8 +90,8 @@ def test_round_trip(data: st.DataObject) -> None:
 
 
 @MANY
-@given(st.data())
-def test_composite_order_is_tuple_order(data: st.DataObject) -> None:
+@given(hs.data())
+def test_composite_order_is_tuple_order(data: hs.DataObject) -> None:
     shape = data.draw(template_shapes())
     template = build(shape)
     a = data.draw(shape_values(shape))
@@ -106,8 +106,8 @@ def test_composite_order_is_tuple_order(data: st.DataObject) -> None:
 
 
 @MANY
-@given(st.data())
-def test_prefix_selects_exactly_equal_leading_fields(data: st.DataObject) -> None:
+@given(hs.data())
+def test_prefix_selects_exactly_equal_leading_fields(data: hs.DataObject) -> None:
     shape = data.draw(template_shapes())
     template = build(shape)
     a = data.draw(shape_values(shape))
@@ -133,8 +133,8 @@ def test_prefix_never_matches_a_longer_value() -> None:
 
 
 @MANY
-@given(st.data())
-def test_bound_and_sentinel_enclose_exactly_the_equal_keys(data: st.DataObject) -> None:
+@given(hs.data())
+def test_bound_and_sentinel_enclose_exactly_the_equal_keys(data: hs.DataObject) -> None:
     """``bound(v, k) <= key < bound(v, k) + upper_sentinel`` <=> first k fields equal."""
     shape = data.draw(template_shapes())
     template = build(shape)
@@ -159,7 +159,7 @@ def entity_for(shape: TemplateShape) -> type[Entity]:
     table = Table("t", delimiter=shape.delimiter, escape=shape.escape)
     fields: dict[str, Any] = {"p": (str, ...)}
     fields.update({name: (kind.annotation, ...) for name, kind in shape.fields})
-    return create_model(  # type: ignore[no-any-return, call-overload]
+    return create_model(
         "Ranged",
         __base__=Entity,
         __cls_kwargs__={"table": table, "pk": f"P{shape.delimiter}{{p}}", "sk": shape.source},
@@ -170,39 +170,43 @@ def entity_for(shape: TemplateShape) -> type[Entity]:
 def holds(op: str, key: Any, args: tuple[Any, ...]) -> bool:
     """DynamoDB's key condition: on UTF-8 bytes for S keys, on numbers for N keys."""
     if op == "eq":
-        return key == args[0]
+        return bool(key == args[0])
     if op == "begins_with":
-        return key.startswith(args[0])
+        return bool(key.startswith(args[0]))
     if op == "between":
-        return args[0] <= key <= args[1]
-    return {
-        "lt": key < args[0],
-        "le": key <= args[0],
-        "gt": key > args[0],
-        "ge": key >= args[0],
-    }[op]
+        return bool(args[0] <= key <= args[1])
+    return bool(
+        {
+            "lt": key < args[0],
+            "le": key <= args[0],
+            "gt": key > args[0],
+            "ge": key >= args[0],
+        }[op]
+    )
 
 
 def expected(op: str, image: Any, args: list[Any]) -> bool:
     if op == "between":
         return bool(args[0] <= image <= args[1])
-    return {
-        "gt": image > args[0],
-        "ge": image >= args[0],
-        "lt": image < args[0],
-        "le": image <= args[0],
-        "eq_only": True,
-    }[op]
+    return bool(
+        {
+            "gt": image > args[0],
+            "ge": image >= args[0],
+            "lt": image < args[0],
+            "le": image <= args[0],
+            "eq_only": True,
+        }[op]
+    )
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.data())
-def test_query_key_condition_selects_exactly_the_range(data: st.DataObject) -> None:
+@given(hs.data())
+def test_query_key_condition_selects_exactly_the_range(data: hs.DataObject) -> None:
     shape = data.draw(template_shapes(max_fields=3))
     model = entity_for(shape)
     names = [name for name, _ in shape.fields]
-    count = data.draw(st.integers(0, len(names) - 1), label="leading equal fields")
-    op = data.draw(st.sampled_from(OPS), label="op")
+    count = data.draw(hs.integers(0, len(names) - 1), label="leading equal fields")
+    op = data.draw(hs.sampled_from(OPS), label="op")
     a = data.draw(shape_values(shape), label="query values")
     kind = shape.fields[count][1]
     if op == "between":
@@ -212,7 +216,7 @@ def test_query_key_condition_selects_exactly_the_range(data: st.DataObject) -> N
         args = bounds
     else:
         args = [a[names[count]]]
-    items = data.draw(st.lists(near_values(shape, a), min_size=1, max_size=8), label="items")
+    items = data.draw(hs.lists(near_values(shape, a), min_size=1, max_size=8), label="items")
 
     query = model.query(p="x", **{n: a[n] for n in names[:count]})
     if op == "between":
@@ -413,13 +417,17 @@ NUMBER_OPS = ("between", "gt", "ge", "lt", "le")
 
 @MANY
 @given(
-    op=st.sampled_from(NUMBER_OPS),
-    bounds=st.lists(st.integers(-(10**30), 10**30), min_size=2, max_size=2).map(sorted),
-    keys=st.lists(st.integers(-(10**30), 10**30) | st.integers(-3, 3), max_size=8),
+    op=hs.sampled_from(NUMBER_OPS),
+    bounds=hs.lists(hs.integers(-(10**30), 10**30), min_size=2, max_size=2).map(sorted),
+    keys=hs.lists(hs.integers(-(10**30), 10**30) | hs.integers(-3, 3), max_size=8),
 )
 def test_number_sort_key_ranges(op: str, bounds: list[int], keys: list[int]) -> None:
     query = Counter.query(c="x")
-    query = query.between(n=tuple(bounds)) if op == "between" else getattr(query, op)(n=bounds[0])
+    query = (
+        query.between(n=(bounds[0], bounds[1]))
+        if op == "between"
+        else getattr(query, op)(n=bounds[0])
+    )
     condition = query._key_condition()
     assert condition is not None
     assert condition.exclude is None

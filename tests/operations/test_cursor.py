@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import pytest
 
 import singletable as st
+from singletable.operations import Emit
 
 UTC = timezone.utc
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=UTC)
@@ -243,13 +244,17 @@ def test_binary_start_keys_survive_the_cursor() -> None:
     stream = query.stream_pages()
     next(stream)
     key = {"PK": {"S": "B#a"}, "SK": {"B": b"\x00\xff"}}
-    cursor = stream.send({"Items": [], "LastEvaluatedKey": key}).value.cursor
+    emitted = stream.send({"Items": [], "LastEvaluatedKey": key})
+    assert isinstance(emitted, Emit)
+    cursor = emitted.value.cursor
     assert query.params(cursor)["ExclusiveStartKey"] == key
 
 
 def test_last_page_has_no_cursor() -> None:
     stream = Event.query(pid="a").stream_pages()
     next(stream)
-    page = stream.send({"Items": [Event(pid="a", ts=T0, seq=1).to_item()]}).value
+    emitted = stream.send({"Items": [Event(pid="a", ts=T0, seq=1).to_item()]})
+    assert isinstance(emitted, Emit)
+    page = emitted.value
     assert page.cursor is None
     assert [e.seq for e in page.items] == [1]

@@ -1,4 +1,4 @@
-"""The browser's view logic and app without a browser: plans -> pages, forms -> queries, escaping."""
+"""The browser's view logic and app, without a browser: plans, forms, queries, escaping."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from singletable.examples import (
     File,
     Folder,
     Reading,
-    activity,
     children,
     demo,
     drive,
@@ -66,7 +65,10 @@ def test_sources_are_every_entity_key_plan_and_every_declared_collection() -> No
 def test_form_fields_follow_the_key_templates() -> None:
     events = source("singletable-demo/AuditEvent@1")
     assert [f.name for f in events.pk_fields] == ["actor_id"]
-    assert [(f.name, f.type_label) for f in events.sk_fields] == [("ts", "datetime"), ("seq", "int")]
+    assert [(f.name, f.type_label) for f in events.sk_fields] == [
+        ("ts", "datetime"),
+        ("seq", "int"),
+    ]
     fleet = source("singletable-demo/Reading@1/GSI1")
     assert [(f.name, f.input_type) for f in fleet.pk_fields] == [("day", "date")]
     # The collection of two entities with different sort keys offers no sort condition.
@@ -164,7 +166,12 @@ def test_unknown_items_keep_their_place_in_key_order() -> None:
     event = AuditEvent(
         actor_id="a", ts=datetime(2026, 1, 1, tzinfo=timezone.utc), seq=1, action="x", target="y"
     )
-    stray = {"PK": {"S": "ACTOR#a"}, "SK": {"S": "EVT#0"}, "_et": {"S": "Retired"}, "_ev": {"N": "1"}}
+    stray = {
+        "PK": {"S": "ACTOR#a"},
+        "SK": {"S": "EVT#0"},
+        "_et": {"S": "Retired"},
+        "_ev": {"N": "1"},
+    }
     read = [event.to_item(), stray, actor.to_item()]
     ordered = views.in_key_order(src, [event, actor], [stray], read)
     assert ordered == [event, stray, actor]
@@ -241,7 +248,7 @@ def test_item_values_are_escaped_in_result_rows() -> None:
     assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in html
 
 
-@given(shape=template_shapes(max_fields=3), name=st.sampled_from(XSS + ["Plain"]))
+@given(shape=template_shapes(max_fields=3), name=st.sampled_from([*XSS, "Plain"]))
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_model_page_renders_any_generated_entity(shape: Any, name: str) -> None:
     table = Table("gen-<b>", delimiter=shape.delimiter, escape=shape.escape)

@@ -305,7 +305,9 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
 
     # -- writes --------------------------------------------------------------------
 
-    def unchanged_since_read(plan: EntityPlan, old: Mapping[str, Any], names: Sequence[str]) -> Condition | None:
+    def unchanged_since_read(
+        plan: EntityPlan, old: Mapping[str, Any], names: Sequence[str]
+    ) -> Condition | None:
         """Conditions that the stored values are still those the form showed."""
         refs = plan.model.f
         parts: list[Condition] = []
@@ -410,7 +412,12 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
             plan = plan_changes(list(config.tables), read_snapshot(config.snapshot))
         except SingleTableError as exc:
             return page(
-                "plan.html", request, snapshot=config.snapshot, groups=[], error=str(exc), worst=None
+                "plan.html",
+                request,
+                snapshot=config.snapshot,
+                groups=[],
+                error=str(exc),
+                worst=None,
             )
         groups = [(kind, plan.of(kind)) for kind in reversed(list(ChangeClass)) if plan.of(kind)]
         return page(
@@ -439,4 +446,3 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
 def guard_hosts(app: ASGIApp, hosts: Sequence[str]) -> ASGIApp:
     """Refuse requests whose Host header is not one of ``hosts`` (DNS rebinding)."""
     return TrustedHostMiddleware(app, allowed_hosts=list(hosts))
-

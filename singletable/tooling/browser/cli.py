@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 
 from singletable._execution import Connection
 from singletable._table import Table
@@ -24,18 +24,15 @@ def run_browse(args: argparse.Namespace, tables: Sequence[Table]) -> None:
     else:
         connection = nullcontext(Connection(endpoint_url=args.endpoint, region_name=args.region))
         label = endpoint_label(args.endpoint, args.region)
-    with connection as db:
-        try:
-            serve(
-                tables,
-                collections=collections_of(tables),
-                db=db,
-                host=args.host,
-                port=args.port,
-                allow_writes=args.allow_writes,
-                snapshot=args.snapshot,
-                endpoint=label,
-                out=sys.stderr,
-            )
-        except KeyboardInterrupt:  # pragma: no cover - interactive stop
-            pass
+    with connection as db, suppress(KeyboardInterrupt):  # Ctrl-C is how it stops
+        serve(
+            tables,
+            collections=collections_of(tables),
+            db=db,
+            host=args.host,
+            port=args.port,
+            allow_writes=args.allow_writes,
+            snapshot=args.snapshot,
+            endpoint=label,
+            out=sys.stderr,
+        )

@@ -107,7 +107,9 @@ class Source:
     def sk_fields(self) -> tuple[FormField, ...]:
         """Inputs for the sort key fields a condition can use (a collection: shared ones)."""
         sk = self.shared_sk
-        return () if sk is None else tuple(_form_field(self.plans[0], s) for s in _field_segments(sk))
+        return (
+            () if sk is None else tuple(_form_field(self.plans[0], s) for s in _field_segments(sk))
+        )
 
     @property
     def shared_sk(self) -> KeyTemplate | None:
@@ -169,7 +171,9 @@ def _form_field(plan: EntityPlan, segment: FieldSegment) -> FormField:
         "float": "number",
         "uuid": "UUID",
     }.get(kind, "text")
-    return FormField(segment.name, type_label, "date" if kind == "date" else "text", (), placeholder)
+    return FormField(
+        segment.name, type_label, "date" if kind == "date" else "text", (), placeholder
+    )
 
 
 def collections_of(tables: Sequence[Table], modules: Iterable[object] = ()) -> list[Collection]:
@@ -190,8 +194,11 @@ def collections_of(tables: Sequence[Table], modules: Iterable[object] = ()) -> l
 
 
 def sources(tables: Sequence[Table], collections: Sequence[Collection] = ()) -> list[Source]:
-    """Every queryable source: each entity on the table and on each index it feeds, then
-    each collection, in table and registration order. Ids are unique and URL-safe."""
+    """Every queryable source, in table and registration order.
+
+    Each entity on the table and on each index it feeds, then each collection; ids are
+    unique.
+    """
     result: list[Source] = []
     for table in tables:
         for plan in table.entity_plans():
@@ -442,7 +449,10 @@ def rows_from_items(
             item = plan.to_item(value)
             values = value.__dict__
             cells = [
-                Cell(display(values[c.name]), values[c.name] is None)
+                Cell(
+                    "" if values[c.name] is None else display(values[c.name]),
+                    values[c.name] is None,
+                )
                 if c.name in plan.fields
                 else Cell("", True)
                 for c in columns
@@ -532,19 +542,22 @@ def _field_row(fp: FieldPlan, plan: EntityPlan) -> dict[str, Any]:
 
 
 def model_overview(tables: Sequence[Table], all_sources: Sequence[Source]) -> list[dict[str, Any]]:
-    """The model page's data per table: keys, indexes and who feeds them, entities with
-    their templates and example keys, collections and hot-partition lint warnings."""
+    """The model page's data, per table.
+
+    Keys, indexes and who feeds them, entities with their templates and example keys,
+    collections and hot-partition lint warnings.
+    """
     pages = []
     for table in tables:
         plans = list(table.entity_plans())
         indexes = []
         for name, spec in table.indexes.items():
             schema = table.key_schema(name)
-            feeders = [
-                (p.name, p.indexes[name].pk.source, p.indexes[name].sk.source if p.indexes[name].sk else None)
-                for p in plans
-                if name in p.indexes
-            ]
+            feeders = []
+            for p in plans:
+                if name in p.indexes:
+                    sk = p.indexes[name].sk
+                    feeders.append((p.name, p.indexes[name].pk.source, sk.source if sk else None))
             indexes.append(
                 {
                     "name": name,
@@ -552,7 +565,11 @@ def model_overview(tables: Sequence[Table], all_sources: Sequence[Source]) -> li
                     "pk": schema.pk,
                     "sk": schema.sk,
                     "projection": spec.projection.type
-                    + (f" {', '.join(spec.projection.attributes)}" if spec.projection.attributes else ""),
+                    + (
+                        f" {', '.join(spec.projection.attributes)}"
+                        if spec.projection.attributes
+                        else ""
+                    ),
                     "entities": feeders,
                 }
             )
@@ -627,7 +644,7 @@ def parse_field_text(plan: EntityPlan, name: str, text: str) -> Any:
     if fp.codec.params().get("type") not in _SCALAR_TYPES:
         try:
             value = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise InputError(f"{plan.name}.{name}: not valid JSON ({exc.msg})") from None
     try:
         return plan.validate_field(name, value)

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from singletable import Entity, Table
-from singletable._errors import SingleTableError
 from singletable.cli import main
+from singletable.errors import SingleTableError
 from singletable.examples import (
     Actor,
     AuditEvent,

@@ -33,23 +33,26 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from singletable._capacity import estimate_capacity
-from singletable._entity import EntityPlan
-from singletable._errors import (
+from singletable.errors import (
     ConditionFailedError,
     CursorError,
     SingleTableError,
     VersionConflictError,
 )
-from singletable._execution import Connection
-from singletable._expressions import Condition, and_
-from singletable._planner import ChangeClass, plan_changes
-from singletable._query import Collection, CollectionQuery, EntityQuery
-from singletable._requests import Delete, Update
-from singletable._snapshot import read_snapshot
-from singletable._table import Table
-from singletable._types import Item
+from singletable.expressions.tree import Condition, and_
+from singletable.io.connection import Connection
+from singletable.model.fields import FieldRefs
+from singletable.model.plan import EntityPlan
+from singletable.model.table import Table
+from singletable.operations.collection import Collection, CollectionQuery
+from singletable.operations.items import Delete, Get
+from singletable.operations.query import EntityQuery
+from singletable.operations.update import Update
 from singletable.tooling.browser import views
+from singletable.tooling.capacity import estimate_capacity
+from singletable.tooling.planner import ChangeClass, plan_changes
+from singletable.tooling.snapshot import read_snapshot
+from singletable.types import Item
 
 __all__ = ["BrowserConfig", "create_app", "render"]
 
@@ -266,7 +269,7 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
 
     def read_item(plan: EntityPlan, key: Mapping[str, Any]) -> tuple[Any, _Recording, Any]:
         """The item (or ``None``), the recorder that read it, and the raw stored item."""
-        get = plan.model.get(consistent=True, capacity="TOTAL", **key)
+        get: Get[Any] = Get(plan, key, consistent=True, capacity="TOTAL")
         recorder = _Recording(db)
         obj = get.run(recorder)
         raw = recorder.calls[-1][2].get("Item") if recorder.calls else None
@@ -280,7 +283,7 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
             return page("error.html", request, 404, message="no such entity in the model")
         try:
             key = item_key(plan, form)
-            get = plan.model.get(consistent=True, capacity="TOTAL", **key)
+            get: Get[Any] = Get(plan, key, consistent=True, capacity="TOTAL")
             obj, recorder, raw = read_item(plan, key)
             estimate = estimate_capacity(get, read=raw)
         except SingleTableError as exc:
@@ -309,7 +312,7 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
         plan: EntityPlan, old: Mapping[str, Any], names: Sequence[str]
     ) -> Condition | None:
         """Conditions that the stored values are still those the form showed."""
-        refs = plan.model.f
+        refs = FieldRefs(plan)
         parts: list[Condition] = []
         for name in names:
             value = old[name]
@@ -355,7 +358,7 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
                 changed = [n for n in editable if new[n] != old[n]]
                 if not changed:
                     return item_view(request, form, message="nothing changed: no request sent")
-                update = plan.model.update(capacity="TOTAL", **key)
+                update: Update[Any] = Update(plan, key, capacity="TOTAL")
                 update = update.set(**{n: new[n] for n in changed})
                 update = update.known(**{n: old[n] for n in editable if n not in changed})
                 condition = unchanged_since_read(plan, old, changed)

@@ -7,8 +7,8 @@ import sys
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 
-from singletable._execution import Connection
-from singletable._table import Table
+from singletable.io.connection import Connection
+from singletable.model.table import Table
 from singletable.tooling.browser.server import demo_connection, endpoint_label, serve
 from singletable.tooling.browser.views import collections_of
 

@@ -18,11 +18,11 @@ from urllib.parse import urlsplit
 
 import uvicorn
 
-from singletable._embedded import embedded
-from singletable._execution import Connection
-from singletable._query import Collection
-from singletable._requests import BatchWrite
-from singletable._table import Table
+from singletable.io.connection import Connection
+from singletable.io.embedded import embedded
+from singletable.model.table import Table
+from singletable.operations.batch import BatchWrite
+from singletable.operations.collection import Collection
 from singletable.tooling.browser.app import BrowserConfig, create_app, guard_hosts
 
 __all__ = ["bind", "endpoint_label", "is_loopback", "serve"]

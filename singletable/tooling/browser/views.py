@@ -20,13 +20,15 @@ from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any
 
-from singletable._entity import Entity, EntityPlan, FieldPlan, KeyPlan
-from singletable._errors import ItemEncodeError, QueryError, SingleTableError
-from singletable._lint import lint_model
-from singletable._query import Collection, CollectionQuery, EntityQuery
-from singletable._table import GSI, Table
-from singletable._templates import FieldSegment, KeyTemplate
-from singletable._types import Item
+from singletable.entity import Entity
+from singletable.errors import ItemEncodeError, QueryError, SingleTableError
+from singletable.keys.templates import FieldSegment, KeyTemplate
+from singletable.model.plan import EntityPlan, FieldPlan, KeyPlan
+from singletable.model.table import GSI, Table
+from singletable.operations.collection import Collection, CollectionQuery
+from singletable.operations.query import EntityQuery
+from singletable.tooling.lint import lint_model
+from singletable.types import Item
 
 __all__ = [
     "OPERATORS",
@@ -295,13 +297,14 @@ def build_query(
     size = _page_size(form)
     query: EntityQuery[Any] | CollectionQuery
     if source.collection is not None:
-        query = source.collection.query(**values)
+        collection_query = source.collection.query(**values)
         if op == "begins_with":
             if not free:
                 raise InputError("begins_with: every sort key field is already given")
-            query = query.begins_with(**{free[0]: form.get("v1", "")})
+            collection_query = collection_query.begins_with(**{free[0]: form.get("v1", "")})
+        query = collection_query
     else:
-        query = plan.model.query(index=source.index, **values)
+        entity_query: EntityQuery[Any] = EntityQuery(plan, values, source.index)
         if op:
             if not free:
                 raise InputError(f"{op}: every sort key field is already given by equality")
@@ -309,9 +312,10 @@ def build_query(
             v1 = _parse_value(plan, name, form.get("v1", ""), partial=op == "begins_with")
             if op == "between":
                 v2 = _parse_value(plan, name, form.get("v2", ""))
-                query = query.between(**{name: (v1, v2)})
+                entity_query = entity_query.between(**{name: (v1, v2)})
             else:
-                query = getattr(query, op)(**{name: v1})
+                entity_query = getattr(entity_query, op)(**{name: v1})
+        query = entity_query
     query = query.limit(size).capacity("TOTAL")
     return query.descending() if descending else query
 
@@ -394,10 +398,10 @@ def _key_text(av: Mapping[str, Any] | None) -> str:
 
 def in_key_order(
     source: Source,
-    decoded: Sequence[Entity],
+    decoded: Sequence[Any],
     unknown: Sequence[Item],
     read: Sequence[Item],
-) -> list[Entity | Item]:
+) -> list[Any]:
     """The decoded results and the unknown items merged back into the order DynamoDB read them.
 
     ``read`` is every item the responses held, in order; ``unknown`` holds some of those
@@ -408,7 +412,7 @@ def in_key_order(
     attributes = [a for a in (schema.pk, schema.sk) if a is not None]
     unknown_ids = {id(u) for u in unknown}
     pending = list(decoded)
-    result: list[Entity | Item] = []
+    result: list[Any] = []
     for item in read:
         if id(item) in unknown_ids:
             result.append(item)

@@ -70,7 +70,9 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
+# Module-scoped, not session-scoped: the in-memory backend (and its singletable-demo
+# table) must be gone before other modules create their own.
+@pytest.fixture(scope="module")
 def served() -> Iterator[Served]:
     from singletable.examples import AuditEvent
 
@@ -115,7 +117,9 @@ def served() -> Iterator[Served]:
             thread.join(timeout=10)
 
 
-@pytest.fixture(scope="session")
+# Module-scoped too: Playwright's sync API keeps an event loop running in this thread
+# until it stops, which would break later tests that run their own loop.
+@pytest.fixture(scope="module")
 def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
     if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
         pytest.fail(

@@ -202,7 +202,7 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_browse(args: argparse.Namespace, out: TextIO) -> int:
     # Imported lazily: the browser needs the `browse` extra (and --demo needs moto).
-    from singletable.tooling.browser.cli import run_browse
+    from singletable.cli.browse import run_browse
 
     if args.model is None and not args.demo:
         raise CLIError("name a model (MODULE:ATTR), or give --demo for the worked examples")

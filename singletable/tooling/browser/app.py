@@ -165,20 +165,26 @@ def _html(text: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(text, status_code=status)
 
 
-def create_app(db: Connection, config: BrowserConfig) -> Starlette:
-    """The browser as an ASGI app reading (and, if allowed, writing) through ``db``."""
-    all_sources = views.sources(config.tables, config.collections)
-    by_id = {s.id: s for s in all_sources}
-    plans: dict[str, EntityPlan] = {
-        f"{t.name}/{p.name}@{p.version}": p for t in config.tables for p in t.entity_plans()
-    }
+class _Browser:
+    """The pages: each reads through ``db`` and renders what the views compute."""
 
-    def page(template: str, request: Request, status: int = 200, **context: Any) -> HTMLResponse:
+    def __init__(self, db: Connection, config: BrowserConfig) -> None:
+        self.db = db
+        self.config = config
+        self.all_sources = views.sources(config.tables, config.collections)
+        self.by_id = {s.id: s for s in self.all_sources}
+        self.plans: dict[str, EntityPlan] = {
+            f"{t.name}/{p.name}@{p.version}": p for t in config.tables for p in t.entity_plans()
+        }
+
+    def page(
+        self, template: str, request: Request, status: int = 200, **context: Any
+    ) -> HTMLResponse:
         return _html(
             render(
                 template,
-                config=config,
-                sources=all_sources,
+                config=self.config,
+                sources=self.all_sources,
                 path=request.url.path,
                 **context,
             ),
@@ -187,12 +193,15 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
 
     # -- model ---------------------------------------------------------------------
 
-    async def model_page(request: Request) -> Response:
-        return page("model.html", request, tables=views.model_overview(config.tables, all_sources))
+    async def model_page(self, request: Request) -> Response:
+        return self.page(
+            "model.html", request, tables=views.model_overview(self.config.tables, self.all_sources)
+        )
 
     # -- query ---------------------------------------------------------------------
 
     def run_side(
+        self,
         source: views.Source,
         query: EntityQuery[Any] | CollectionQuery,
         cursor: str | None,
@@ -200,9 +209,9 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
         form: Mapping[str, str],
         cursor_param: str,
     ) -> _Side:
-        query = query.signed(config.cursor_secret)
+        query = query.signed(self.config.cursor_secret)
         columns = views.columns_for(source)
-        recorder = _Recording(db)
+        recorder = _Recording(self.db)
         try:
             params = query.params(cursor)
             result = query.page(recorder, cursor)
@@ -228,10 +237,12 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
             next_url=next_url,
         )
 
-    def query_view(request: Request, form: dict[str, str]) -> HTMLResponse:
-        source = by_id.get(form.get("source", "")) or (all_sources[0] if all_sources else None)
+    def query_view(self, request: Request, form: dict[str, str]) -> HTMLResponse:
+        source = self.by_id.get(form.get("source", "")) or (
+            self.all_sources[0] if self.all_sources else None
+        )
         if source is None:
-            return page("error.html", request, 404, message="the model declares no entities")
+            return self.page("error.html", request, 404, message="the model declares no entities")
         context: dict[str, Any] = {
             "source": source,
             "form": form,
@@ -247,18 +258,20 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
                 context["error"] = str(exc)
             else:
                 context["sides"] = [
-                    run_side(source, asc, form.get("acur") or None, "Ascending", form, "acur"),
-                    run_side(source, desc, form.get("dcur") or None, "Descending", form, "dcur"),
+                    self.run_side(source, asc, form.get("acur") or None, "Ascending", form, "acur"),
+                    self.run_side(
+                        source, desc, form.get("dcur") or None, "Descending", form, "dcur"
+                    ),
                 ]
-        return page("query.html", request, **context)
+        return self.page("query.html", request, **context)
 
-    async def query_page(request: Request) -> Response:
+    async def query_page(self, request: Request) -> Response:
         form = dict(request.query_params)
-        return await run_in_threadpool(query_view, request, form)
+        return await run_in_threadpool(self.query_view, request, form)
 
     # -- item ----------------------------------------------------------------------
 
-    def item_key(plan: EntityPlan, form: Mapping[str, str]) -> dict[str, Any]:
+    def item_key(self, plan: EntityPlan, form: Mapping[str, str]) -> dict[str, Any]:
         key = {}
         for name in plan.primary.fields:
             text = form.get(f"k.{name}")
@@ -267,28 +280,28 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
             key[name] = views.parse_field_text(plan, name, text)
         return key
 
-    def read_item(plan: EntityPlan, key: Mapping[str, Any]) -> tuple[Any, _Recording, Any]:
+    def read_item(self, plan: EntityPlan, key: Mapping[str, Any]) -> tuple[Any, _Recording, Any]:
         """The item (or ``None``), the recorder that read it, and the raw stored item."""
         get: Get[Any] = Get(plan, key, consistent=True, capacity="TOTAL")
-        recorder = _Recording(db)
+        recorder = _Recording(self.db)
         obj = get.run(recorder)
         raw = recorder.calls[-1][2].get("Item") if recorder.calls else None
         return obj, recorder, raw
 
     def item_view(
-        request: Request, form: Mapping[str, str], message: str | None = None
+        self, request: Request, form: Mapping[str, str], message: str | None = None
     ) -> HTMLResponse:
-        plan = plans.get(form.get("entity", ""))
+        plan = self.plans.get(form.get("entity", ""))
         if plan is None:
-            return page("error.html", request, 404, message="no such entity in the model")
+            return self.page("error.html", request, 404, message="no such entity in the model")
         try:
-            key = item_key(plan, form)
+            key = self.item_key(plan, form)
             get: Get[Any] = Get(plan, key, consistent=True, capacity="TOTAL")
-            obj, recorder, raw = read_item(plan, key)
+            obj, recorder, raw = self.read_item(plan, key)
             estimate = estimate_capacity(get, read=raw)
         except SingleTableError as exc:
-            return page("error.html", request, 400, message=str(exc))
-        return page(
+            return self.page("error.html", request, 400, message=str(exc))
+        return self.page(
             "item.html",
             request,
             plan=plan,
@@ -303,13 +316,13 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
             write=None,
         )
 
-    async def item_page(request: Request) -> Response:
-        return await run_in_threadpool(item_view, request, dict(request.query_params))
+    async def item_page(self, request: Request) -> Response:
+        return await run_in_threadpool(self.item_view, request, dict(request.query_params))
 
     # -- writes --------------------------------------------------------------------
 
     def unchanged_since_read(
-        plan: EntityPlan, old: Mapping[str, Any], names: Sequence[str]
+        self, plan: EntityPlan, old: Mapping[str, Any], names: Sequence[str]
     ) -> Condition | None:
         """Conditions that the stored values are still those the form showed."""
         refs = FieldRefs(plan)
@@ -323,30 +336,30 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
                 parts.append(ref == value)
         return and_(*parts) if parts else None
 
-    def write_view(request: Request, form: dict[str, str]) -> HTMLResponse:
-        plan = plans.get(form.get("entity", ""))
+    def write_view(self, request: Request, form: dict[str, str]) -> HTMLResponse:
+        plan = self.plans.get(form.get("entity", ""))
         if plan is None:
-            return page("error.html", request, 404, message="no such entity in the model")
+            return self.page("error.html", request, 404, message="no such entity in the model")
         try:
-            key = item_key(plan, form)
+            key = self.item_key(plan, form)
             editable = views.editable_fields(plan)
             old = {n: views.parse_field_text(plan, n, form.get(f"old.{n}", "")) for n in editable}
             version = None
             if plan.version_field is not None and form.get("old_version", "") != "":
                 version = int(form["old_version"])
         except (SingleTableError, ValueError) as exc:
-            return page("error.html", request, 400, message=str(exc))
-        recorder = _Recording(db)
+            return self.page("error.html", request, 400, message=str(exc))
+        recorder = _Recording(self.db)
         try:
             # The item as stored now, for the estimate (a write is billed on the larger
             # of before and after); the condition, not this read, protects against races.
-            _, _, before = read_item(plan, key)
+            _, _, before = self.read_item(plan, key)
             operation: Update[Any] | Delete[Any]
             if form.get("action") == "delete":
                 operation = Delete(
                     plan,
                     key,
-                    condition=unchanged_since_read(plan, old, editable),
+                    condition=self.unchanged_since_read(plan, old, editable),
                     expected_version=version,
                     capacity="TOTAL",
                 )
@@ -357,11 +370,11 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
                 new = {n: views.parse_field_text(plan, n, form.get(f"f.{n}", "")) for n in editable}
                 changed = [n for n in editable if new[n] != old[n]]
                 if not changed:
-                    return item_view(request, form, message="nothing changed: no request sent")
+                    return self.item_view(request, form, message="nothing changed: no request sent")
                 update: Update[Any] = Update(plan, key, capacity="TOTAL")
                 update = update.set(**{n: new[n] for n in changed})
                 update = update.known(**{n: old[n] for n in editable if n not in changed})
-                condition = unchanged_since_read(plan, old, changed)
+                condition = self.unchanged_since_read(plan, old, changed)
                 if condition is not None:
                     update = update.where(condition)
                 if version is not None:
@@ -371,7 +384,7 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
                 estimate = estimate_capacity(update, existing=before, after=plan.to_item(after))
                 outcome = "updated"
         except (ConditionFailedError, VersionConflictError) as exc:
-            return page(
+            return self.page(
                 "error.html",
                 request,
                 409,
@@ -379,8 +392,8 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
                 + str(exc),
             )
         except SingleTableError as exc:
-            return page("error.html", request, 400, message=str(exc))
-        return page(
+            return self.page("error.html", request, 400, message=str(exc))
+        return self.page(
             "written.html",
             request,
             outcome=outcome,
@@ -391,9 +404,9 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
             reported=recorder.reported_units,
         )
 
-    async def write_page(request: Request) -> Response:
-        if not config.allow_writes:
-            return page(
+    async def write_page(self, request: Request) -> Response:
+        if not self.config.allow_writes:
+            return self.page(
                 "error.html",
                 request,
                 403,
@@ -402,45 +415,49 @@ def create_app(db: Connection, config: BrowserConfig) -> Starlette:
         body = (await request.body()).decode("utf-8", errors="replace")
         form = dict(parse_qsl(body, keep_blank_values=True))
         token = form.get("csrf", "")
-        if not hmac.compare_digest(token.encode(), config.csrf_token.encode()):
-            return page("error.html", request, 403, message="missing or wrong CSRF token")
-        return await run_in_threadpool(write_view, request, form)
+        if not hmac.compare_digest(token.encode(), self.config.csrf_token.encode()):
+            return self.page("error.html", request, 403, message="missing or wrong CSRF token")
+        return await run_in_threadpool(self.write_view, request, form)
 
     # -- plan ----------------------------------------------------------------------
 
-    def plan_view(request: Request) -> HTMLResponse:
-        if config.snapshot is None:
-            return page("plan.html", request, snapshot=None, groups=[], error=None, worst=None)
+    def plan_view(self, request: Request) -> HTMLResponse:
+        if self.config.snapshot is None:
+            return self.page("plan.html", request, snapshot=None, groups=[], error=None, worst=None)
         try:
-            plan = plan_changes(list(config.tables), read_snapshot(config.snapshot))
+            plan = plan_changes(list(self.config.tables), read_snapshot(self.config.snapshot))
         except SingleTableError as exc:
-            return page(
+            return self.page(
                 "plan.html",
                 request,
-                snapshot=config.snapshot,
+                snapshot=self.config.snapshot,
                 groups=[],
                 error=str(exc),
                 worst=None,
             )
         groups = [(kind, plan.of(kind)) for kind in reversed(list(ChangeClass)) if plan.of(kind)]
-        return page(
+        return self.page(
             "plan.html",
             request,
-            snapshot=config.snapshot,
+            snapshot=self.config.snapshot,
             groups=groups,
             error=None,
             worst=plan.worst,
         )
 
-    async def plan_page(request: Request) -> Response:
-        return await run_in_threadpool(plan_view, request)
+    async def plan_page(self, request: Request) -> Response:
+        return await run_in_threadpool(self.plan_view, request)
 
+
+def create_app(db: Connection, config: BrowserConfig) -> Starlette:
+    """The browser as an ASGI app reading (and, if allowed, writing) through ``db``."""
+    browser = _Browser(db, config)
     routes = [
-        Route("/", model_page),
-        Route("/query", query_page),
-        Route("/item", item_page),
-        Route("/item", write_page, methods=["POST"]),
-        Route("/plan", plan_page),
+        Route("/", browser.model_page),
+        Route("/query", browser.query_page),
+        Route("/item", browser.item_page),
+        Route("/item", browser.write_page, methods=["POST"]),
+        Route("/plan", browser.plan_page),
         Mount("/static", StaticFiles(packages=[("singletable.tooling.browser", "static")])),
     ]
     return Starlette(routes=routes, middleware=[Middleware(_SecurityHeaders)])

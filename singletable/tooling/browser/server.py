@@ -11,17 +11,14 @@ from __future__ import annotations
 import ipaddress
 import socket
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import TextIO
 from urllib.parse import urlsplit
 
 import uvicorn
 
 from singletable.io.connection import Connection
-from singletable.io.embedded import embedded
 from singletable.model.table import Table
-from singletable.operations.batch import BatchWrite
 from singletable.operations.collection import Collection
 from singletable.tooling.browser.app import BrowserConfig, create_app, guard_hosts
 
@@ -60,16 +57,6 @@ def bind(host: str, port: int) -> socket.socket:
     sock.listen(64)
     sock.set_inheritable(True)
     return sock
-
-
-@contextmanager
-def demo_connection() -> Iterator[Connection]:
-    """The worked examples on the embedded backend, with their sample items written."""
-    from singletable.examples import demo, sample_items
-
-    with embedded(demo) as db:
-        BatchWrite(sample_items()).run(db)
-        yield db
 
 
 def serve(

@@ -1,18 +1,33 @@
-"""What ``singletable browse`` runs once the CLI has loaded the model."""
+"""What ``singletable browse`` runs once the CLI has loaded the model.
+
+In the CLI layer because ``--demo`` serves the worked examples (``singletable.examples``,
+a layer above the tooling).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
-from contextlib import AbstractContextManager, nullcontext, suppress
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 
+from singletable.examples import demo, sample_items
 from singletable.io.connection import Connection
+from singletable.io.embedded import embedded
 from singletable.model.table import Table
-from singletable.tooling.browser.server import demo_connection, endpoint_label, serve
+from singletable.operations.batch import BatchWrite
+from singletable.tooling.browser.server import endpoint_label, serve
 from singletable.tooling.browser.views import collections_of
 
-__all__ = ["run_browse"]
+__all__ = ["demo_connection", "run_browse"]
+
+
+@contextmanager
+def demo_connection() -> Iterator[Connection]:
+    """The worked examples on the embedded backend, with their sample items written."""
+    with embedded(demo) as db:
+        BatchWrite(sample_items()).run(db)
+        yield db
 
 
 def run_browse(args: argparse.Namespace, tables: Sequence[Table]) -> None:

@@ -1,4 +1,4 @@
-"""The ``singletable`` command: synth, snapshot, plan, migrate and demo.
+"""The ``singletable`` command: synth, snapshot, plan, migrate, lint, demo and browse.
 
 A thin layer over the library: every subcommand loads the model named by a reference
 and calls the same functions a program would.
@@ -200,6 +200,17 @@ def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _cmd_browse(args: argparse.Namespace, out: TextIO) -> int:
+    # Imported lazily: the browser needs the `browse` extra (and --demo needs moto).
+    from singletable.cli.browse import run_browse
+
+    if args.model is None and not args.demo:
+        raise CLIError("name a model (MODULE:ATTR), or give --demo for the worked examples")
+    tables = load_model(args.model or "singletable.examples:demo")
+    run_browse(args, tables)
+    return 0
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -314,6 +325,36 @@ def build_parser() -> argparse.ArgumentParser:
         "in-memory DynamoDB and print each request and its cost.",
     )
     p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser(
+        "browse",
+        help="browse a table in a local web page, entity by entity (needs the browse extra)",
+        description="Serve a local web page (127.0.0.1 only, unless --host says otherwise) "
+        "that shows the model, reads partitions and collections ascending and descending "
+        "side by side, decodes every item into its entity, and shows each request with its "
+        "estimated and reported capacity. Read-only unless --allow-writes.",
+    )
+    p.add_argument("model", nargs="?", help=_MODEL_HELP + " (default with --demo: the examples)")
+    p.add_argument("--endpoint", help="DynamoDB endpoint URL (DynamoDB Local, LocalStack)")
+    p.add_argument("--region", help="AWS region (default: from the environment)")
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free)")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1); anything else prints a warning",
+    )
+    p.add_argument(
+        "--demo",
+        action="store_true",
+        help="browse the worked examples on the embedded backend (needs moto)",
+    )
+    p.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="offer edit and delete forms (conditional writes, CSRF-protected)",
+    )
+    p.add_argument("--snapshot", help="snapshot file for the migration plan page")
+    p.set_defaults(func=_cmd_browse)
     return parser
 
 

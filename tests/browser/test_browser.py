@@ -1,0 +1,168 @@
+"""The browser in a real (headless Debian) Chromium: the worked examples, order, forms, XSS."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+from urllib.parse import urlencode
+
+from playwright.sync_api import Page
+
+from singletable.examples import AuditEvent, File, Folder, Reading, activity, drive
+from tests.browser.conftest import UNKNOWN_ITEM, XSS_IMG, XSS_SCRIPT, Served, column, keys_of
+
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "browser.png"
+
+
+def open_query(page: Page, served: Served, source: str) -> None:
+    page.goto(f"{served.url}/query?{urlencode({'source': source})}")
+
+
+def test_worked_examples_pages_load(page: Page, served: Served) -> None:
+    page.goto(served.url + "/")
+    for name in ("Actor", "AuditEvent", "Reading", "Folder", "File"):
+        assert page.locator(f"#entity-{name}").is_visible()
+    assert "FLEET#{day}" in page.locator(".lint").inner_text()
+    # 1. audit log, 2. sensor readings (GSI1), 3. file tree: query pages run from the forms.
+    for source, fields in (
+        ("singletable-demo/collection/activity", {"pk.actor_id": "u_8814"}),
+        ("singletable-demo/Reading@1", {"pk.device_id": "dev-9"}),
+        ("singletable-demo/Reading@1/GSI1", {"pk.day": "2026-06-23"}),
+        ("singletable-demo/collection/drive", {"pk.account": "acme"}),
+    ):
+        open_query(page, served, source)
+        for name, value in fields.items():
+            page.fill(f"#query-form [name='{name}']", value)
+        page.click("#run")
+        assert page.locator("#side-ascending tbody tr.item").count() > 0, source
+        assert page.locator("#side-descending tbody tr.item").count() > 0, source
+        assert "KeyConditionExpression" in page.locator("#side-ascending pre.params").inner_text()
+        assert page.locator("#side-ascending .estimated").inner_text() != ""
+        assert page.locator("#side-ascending .reported").inner_text() != ""
+    assert not page.dialogs  # type: ignore[attr-defined]
+
+
+def test_ascending_and_descending_columns_equal_the_query_api(page: Page, served: Served) -> None:
+    open_query(page, served, "singletable-demo/AuditEvent@1")
+    page.fill("#query-form [name='pk.actor_id']", "u_8814")
+    page.fill("#limit", "50")
+    page.click("#run")
+    query = AuditEvent.query(actor_id="u_8814")
+    assert column(page, "ascending") == keys_of(query.all(served.db))
+    assert column(page, "descending") == keys_of(query.descending().all(served.db))
+    assert column(page, "descending") == column(page, "ascending")[::-1]
+
+
+def test_collection_rows_mark_unknown_items_in_key_order(page: Page, served: Served) -> None:
+    open_query(page, served, "singletable-demo/collection/activity")
+    page.fill("#query-form [name='pk.actor_id']", "u_8814")
+    page.fill("#limit", "50")
+    page.click("#run")
+    result = activity.query(actor_id="u_8814").all(served.db)
+    expected = sorted([*keys_of(list(result)), UNKNOWN_ITEM["SK"]["S"]])
+    assert column(page, "ascending") == expected
+    unknown = page.locator("#side-ascending tr.unknown")
+    assert unknown.count() == 1
+    assert "RetiredNote@1 is declared by no class" in unknown.inner_text()
+    assert column(page, "ascending", "td.entity") == [
+        "unknown"
+        if key == UNKNOWN_ITEM["SK"]["S"]
+        else ("Actor" if key == "PROFILE" else "AuditEvent")
+        for key in expected
+    ]
+
+
+def test_sort_key_conditions_from_the_form(page: Page, served: Served) -> None:
+    open_query(page, served, "singletable-demo/Reading@1")
+    page.fill("#query-form [name='pk.device_id']", "dev-7")
+    page.select_option("#op", "between")
+    page.fill("#v1", "2026-06-23T08:10:00Z")
+    page.fill("#v2", "2026-06-23T08:20:00Z")
+    page.click("#run")
+    low = datetime(2026, 6, 23, 8, 10, tzinfo=timezone.utc)
+    high = datetime(2026, 6, 23, 8, 20, tzinfo=timezone.utc)
+    window = Reading.query(device_id="dev-7").between(ts=(low, high)).all(served.db)
+    assert len(window) == 3
+    assert column(page, "ascending") == keys_of(window)
+    # begins_with on a collection's shared sort key: the photos subtree in path order.
+    open_query(page, served, "singletable-demo/collection/drive")
+    page.fill("#query-form [name='pk.account']", "acme")
+    page.select_option("#op", "begins_with")
+    page.fill("#v1", "root/photos/")
+    page.click("#run")
+    subtree = drive.query(account="acme").begins_with(path="root/photos/").all(served.db)
+    # The page shows the stored key: "#" inside a segment is escaped ("%23").
+    assert column(page, "ascending") == keys_of(list(subtree))
+    assert "root/photos/2026/%231%20best.png" in column(page, "ascending")
+    assert "root/photos-old.zip" not in column(page, "ascending")
+    paths = column(page, "ascending", "td:nth-child(4)")
+    assert paths == [n.path for n in subtree if isinstance(n, (Folder, File))]
+    # A bad value is refused with the field named, and nothing is read.
+    open_query(page, served, "singletable-demo/Reading@1")
+    page.fill("#query-form [name='pk.device_id']", "dev-7")
+    page.select_option("#op", "gt")
+    page.fill("#v1", "not a time")
+    page.click("#run")
+    assert "Reading.ts" in page.locator("#error").inner_text()
+    assert page.locator("#side-ascending").count() == 0
+
+
+def test_pagination_with_cursors_from_the_form(page: Page, served: Served) -> None:
+    open_query(page, served, "singletable-demo/AuditEvent@1")
+    page.fill("#query-form [name='pk.actor_id']", "u_8814")
+    page.fill("#limit", "4")
+    page.click("#run")
+    ascending: list[str] = []
+    descending_first = column(page, "descending")
+    for _ in range(10):
+        ascending += column(page, "ascending")
+        next_link = page.locator("#side-ascending a.next")
+        if next_link.count() == 0:
+            break
+        next_link.click()
+        # Paging one side leaves the other where it was.
+        assert column(page, "descending") == descending_first
+    assert ascending == keys_of(AuditEvent.query(actor_id="u_8814").all(served.db))
+    assert len(ascending) > 4
+    # An edited cursor is refused, not followed.
+    page.goto(page.url.split("&acur=")[0] + "&acur=AAAA")
+    assert "cursor" in page.locator("#side-ascending .error").inner_text()
+
+
+def test_xss_payloads_are_inert(page: Page, served: Served) -> None:
+    open_query(page, served, "singletable-demo/AuditEvent@1")
+    page.fill("#query-form [name='pk.actor_id']", "mallory")
+    page.click("#run")
+    text = page.locator("#side-ascending tbody").inner_text()
+    assert XSS_SCRIPT in text  # shown literally
+    assert XSS_IMG in text
+    assert page.locator("main img").count() == 0
+    assert page.locator("main script").count() == 0
+    assert page.evaluate("document.querySelectorAll('[onerror]').length") == 0
+    # The item page (values and the escaped JSON of the map field) and the form echo.
+    page.locator("#side-ascending td.entity a").first.click()
+    assert (
+        XSS_SCRIPT in page.locator("main").inner_text()
+        or XSS_IMG in page.locator("main").inner_text()
+    )
+    assert page.evaluate("document.querySelectorAll('img, script, [onerror]').length") == 0
+    open_query(page, served, "singletable-demo/AuditEvent@1")
+    page.fill("#query-form [name='pk.actor_id']", XSS_IMG)
+    page.select_option("#op", "gt")
+    page.fill("#v1", XSS_SCRIPT)
+    page.click("#run")
+    assert page.input_value("#v1") == XSS_SCRIPT
+    assert page.evaluate("document.querySelectorAll('img, script, [onerror]').length") == 0
+    assert not page.dialogs  # type: ignore[attr-defined]
+
+
+def test_side_by_side_screenshot_for_the_docs(page: Page, served: Served) -> None:
+    page.set_viewport_size({"width": 1600, "height": 900})
+    open_query(page, served, "singletable-demo/collection/drive")
+    page.fill("#query-form [name='pk.account']", "acme")
+    page.fill("#limit", "6")
+    page.click("#run")
+    assert page.locator("#side-ascending tbody tr").count() == 6
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT), full_page=False)
+    assert SCREENSHOT.stat().st_size > 10_000

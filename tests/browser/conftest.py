@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import uvicorn
-from playwright.sync_api import BrowserContext, Page, sync_playwright
+from playwright.sync_api import BrowserContext, Dialog, Page, sync_playwright
 
 from singletable import BatchWrite, Connection, embedded
 from singletable.examples import demo, sample_items
@@ -146,7 +146,12 @@ def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browse
 def page(browser_context: BrowserContext) -> Iterator[Page]:
     tab = browser_context.new_page()
     dialogs: list[str] = []
-    tab.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def record_and_dismiss(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    tab.on("dialog", record_and_dismiss)
     tab.dialogs = dialogs  # type: ignore[attr-defined]
     try:
         yield tab

@@ -11,8 +11,9 @@ from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import strategies as hs
 
 from singletable import Entity, Table
 from singletable.cli import main
@@ -249,13 +250,13 @@ def test_item_values_are_escaped_in_result_rows() -> None:
     assert "&#34;&gt;&lt;img src=x onerror=alert(1)&gt;" in html
 
 
-@given(shape=template_shapes(max_fields=3), name=st.sampled_from([*XSS, "Plain"]))
+@given(shape=template_shapes(max_fields=3), name=hs.sampled_from([*XSS, "Plain"]))
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_model_page_renders_any_generated_entity(shape: Any, name: str) -> None:
     table = Table("gen-<b>", delimiter=shape.delimiter, escape=shape.escape)
     annotations = {field: kind.annotation for field, kind in shape.fields}
     annotations["note"] = str
-    cls = type(
+    cls: type[Entity] = type(
         "Gen",
         (Entity,),
         {"__annotations__": annotations, "__doc__": name},
@@ -330,10 +331,16 @@ def test_writes_need_allow_writes_and_the_csrf_token(demo_db: Any) -> None:
     assert 'name="csrf" value="right-token"' in page.text
     # With the token: a conditional update; a stale form is refused with 409.
     assert call(app, "POST", "/item", data={**data, "csrf": "right-token"}).status_code == 200
-    assert Actor.get(actor_id="u_8814").run(demo_db).display_name == "Eve"
+
+    def stored_name() -> str:
+        actor = Actor.get(actor_id="u_8814").run(demo_db)
+        assert actor is not None
+        return actor.display_name
+
+    assert stored_name() == "Eve"
     stale = call(app, "POST", "/item", data={**data, "csrf": "right-token", "f.display_name": "X"})
     assert stale.status_code == 409
-    assert Actor.get(actor_id="u_8814").run(demo_db).display_name == "Eve"
+    assert stored_name() == "Eve"
     restore = {**data, "csrf": "right-token", "old.display_name": "Eve", "f.display_name": "Ada"}
     assert call(app, "POST", "/item", data=restore).status_code == 200
 
@@ -378,7 +385,7 @@ def test_non_loopback_host_prints_a_warning(monkeypatch: pytest.MonkeyPatch) -> 
         return FakeSocket()
 
     monkeypatch.setattr(browser_server, "bind", fake_bind)
-    monkeypatch.setattr(browser_server.uvicorn.Server, "run", lambda self, sockets=None: None)
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
     out = io.StringIO()
     browser_server.serve([demo], db=None, host="0.0.0.0", port=9999, out=out)  # type: ignore[arg-type]
     assert "WARNING: binding 0.0.0.0, not loopback" in out.getvalue()

@@ -33,6 +33,7 @@ from singletable.errors import (
     SingleTableError,
     SnapshotError,
     TransactionCanceledError,
+    UniqueConstraintError,
     UnknownEntityError,
     VersionConflictError,
 )
@@ -124,6 +125,7 @@ __all__ = [
     "TransactGet",
     "TransactWrite",
     "TransactionCanceledError",
+    "UniqueConstraintError",
     "UnknownEntityError",
     "Update",
     "UpdateAction",

@@ -78,6 +78,33 @@ class AlreadyExistsError(ConditionFailedError):
     """`create` found an item with the same primary key."""
 
 
+class UniqueConstraintError(ConditionFailedError):
+    """A write would give a unique value to a second item (see ``unique=`` on `Entity`).
+
+    Attributes:
+        entity: The entity's stored name.
+        fields: The constrained fields.
+        value: The duplicate values, by field.
+        holder: The primary key fields of the item that holds the value, when the guard
+            could be read (``None`` otherwise).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        entity: str,
+        fields: tuple[str, ...],
+        value: dict[str, Any],
+        holder: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.entity = entity
+        self.fields = fields
+        self.value = value
+        self.holder = holder
+
+
 class VersionConflictError(ConditionFailedError):
     """Optimistic locking: the stored item's version is not the one this write expected."""
 

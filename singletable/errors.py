@@ -46,6 +46,10 @@ class UnknownEntityError(ItemDecodeError):
     """A stored item names an entity (or version) that no class on the table declares."""
 
 
+class StreamDecodeError(ItemDecodeError):
+    """A stream record is malformed (no ``dynamodb`` section, an unknown event name, ...)."""
+
+
 class ExpressionError(SingleTableError, ValueError):
     """A condition, filter, projection or update expression is malformed."""
 

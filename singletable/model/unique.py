@@ -9,7 +9,7 @@ release guards in the same transaction as the item (`singletable.operations.uniq
 The guard key shape (see ``docs/uniqueness.md``) is, with delimiter ``D`` and escape
 character ``E``::
 
-    PK = E "UNIQUE" D escape(entity name) D field1 "+" field2 D value1 D value2
+    PK = E "UNIQUE" D escape(entity name) D field1 D value1 D field2 D value2
     SK = E "UNIQUE"            (tables with a sort key)
 
 No entity key can ever equal or start like it: in an entity's string key the escape
@@ -89,7 +89,9 @@ class UniqueConstraint:
         cls, entity: str, fields: Sequence[str], table: Table, codecs: Mapping[str, KeyCodec[Any]]
     ) -> UniqueConstraint:
         """Compile a constraint from its fields' key codecs."""
-        source = table.delimiter.join("{" + f + "}" for f in fields)
+        d = table.delimiter
+        # Each value follows its field's name: readable, and never an empty key.
+        source = d.join(f"{f}{d}{{{f}}}" for f in fields)
         template = KeyTemplate(
             source,
             attribute=table.pk,
@@ -99,10 +101,7 @@ class UniqueConstraint:
             codecs=codecs,
             where=f"entity {entity}, unique {FIELD_JOIN.join(fields)}",
         )
-        d = table.delimiter
-        prefix = (
-            f"{guard_prefix(table)}{table.escaper.escape(entity)}{d}{FIELD_JOIN.join(fields)}{d}"
-        )
+        prefix = f"{guard_prefix(table)}{table.escaper.escape(entity)}{d}"
         # The values part is size-checked by its template; the guard key also holds the prefix.
         template.max_bytes -= len(prefix.encode("utf-8"))
         return cls(entity, tuple(fields), table, template, prefix)
@@ -187,10 +186,10 @@ def read_guard(table: Table, item: Mapping[str, AttributeValue]) -> GuardInfo:
         raise KeyDecodeError(f"item {dict(item)!r} is not a uniqueness guard of {table.name!r}")
     pk = item[table.pk]["S"]
     parts = pk[len(guard_prefix(table)) :].split(table.delimiter)
-    if len(parts) < 3:
+    if len(parts) < 3 or len(parts) % 2 == 0:
         raise KeyDecodeError(f"malformed uniqueness guard key {pk!r}")
     entity = table.escaper.unescape(parts[0])
-    fields = tuple(parts[1].split(FIELD_JOIN))
+    fields = tuple(parts[1::2])
     holder: Item | None = None
     if GUARD_HOLDER_PK in item:
         holder = {table.pk: dict(item[GUARD_HOLDER_PK])}
@@ -202,5 +201,5 @@ def read_guard(table: Table, item: Mapping[str, AttributeValue]) -> GuardInfo:
         for constraint in plan.unique:
             if constraint.fields == fields:
                 return GuardInfo(entity, fields, constraint.parse_values(pk), holder)
-    raw = [table.escaper.unescape(p) for p in parts[2:]]
+    raw = [table.escaper.unescape(p) for p in parts[2::2]]
     return GuardInfo(entity, fields, dict(zip(fields, raw, strict=False)), holder)

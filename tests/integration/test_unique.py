@@ -241,7 +241,11 @@ def test_concurrent_writes_never_share_a_value_nor_orphan_a_guard(
             failures: list[BaseException] = []
             barrier = threading.Barrier(len(threads_ops))
 
-            def worker(ops: list[tuple[str, str, str]]) -> None:
+            def worker(
+                ops: list[tuple[str, str, str]],
+                barrier: threading.Barrier = barrier,
+                failures: list[BaseException] = failures,
+            ) -> None:
                 barrier.wait()
                 for op in ops:
                     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -266,3 +267,38 @@ def test_concurrent_writes_never_share_a_value_nor_orphan_a_guard(
     scenario()
     # The scenarios did contend: some writes were refused (duplicates, lost races).
     assert any(isinstance(e, st.UniqueConstraintError) for e in refused)
+
+
+def test_adding_a_constraint_plans_a_backfill_that_reports_duplicates(
+    dynamodb_client: DynamoDBClient, table_name: str
+) -> None:
+    before = st.Table(table_name)
+
+    class Member(st.Entity, table=before, pk="M#{mid}", sk="M"):
+        mid: str
+        email: str
+
+    db = st.Connection(dynamodb_client)
+    db.create_table(before)
+    for mid, email in [("1", "a@x"), ("2", "a@x"), ("3", "b@x")]:
+        Member.put(Member(mid=mid, email=email)).run(db)
+    old_snapshot = st.snapshot(before)
+
+    after = st.Table(table_name)
+
+    class Member2(st.Entity, table=after, pk="M#{mid}", sk="M", name="Member", unique="email"):
+        mid: str
+        email: str
+
+    plan = st.plan_changes(after, old_snapshot)
+    (change,) = plan.changes
+    assert change.kind is st.ChangeClass.ITEM_REWRITE
+    assert change.action == {"op": "backfill_unique", "entity": "Member@1", "fields": ["email"]}
+    report = st.migrate(db, after, old_snapshot, out=io.StringIO())
+    (backfill,) = report.backfills.values()
+    assert (backfill.scanned, backfill.claimed) == (3, 1)
+    assert backfill.duplicates == [({"email": "a@x"}, [{"mid": "1"}, {"mid": "2"}])]
+    # The unique value is guarded now; the duplicated one is left for a person to resolve.
+    with pytest.raises(st.UniqueConstraintError):
+        Member2.create(Member2(mid="4", email="b@x")).run(db)
+    assert "duplicate {'email': 'a@x'}" in report.to_text()

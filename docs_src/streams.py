@@ -22,7 +22,8 @@ shipped: list[int] = []
 
 @router.on(Order, "MODIFY")
 def on_order_changed(change: st.ChangeRecord) -> None:
-    assert isinstance(change.old, Order) and isinstance(change.new, Order)
+    assert isinstance(change.old, Order)
+    assert isinstance(change.new, Order)
     if change.old.status != "shipped" and change.new.status == "shipped":
         shipped.append(change.new.order_id)
 

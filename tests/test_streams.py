@@ -101,7 +101,8 @@ def test_keys_only_records_name_the_entity_by_its_key() -> None:
     # A key no entity's templates parse is reported as unknown, not dropped.
     raw = {"eventName": "INSERT", "dynamodb": {"Keys": {"PK": {"S": "X"}, "SK": {"S": "Y"}}}}
     (unknown,) = st.decode_records(table, [raw])
-    assert unknown.unknown and unknown.entity is None
+    assert unknown.unknown
+    assert unknown.entity is None
 
 
 def test_guard_records_are_recognised() -> None:
@@ -111,7 +112,9 @@ def test_guard_records_are_recognised() -> None:
         table,
         {"Records": [lambda_record("INSERT", {k: guard[k] for k in ("PK", "SK")}, new=guard)]},
     )
-    assert change.is_guard and not change.unknown and change.entity is None
+    assert change.is_guard
+    assert not change.unknown
+    assert change.entity is None
     assert change.guard is not None
     assert (change.guard.entity, change.guard.values) == ("Customer", {"email": "a@x"})
 

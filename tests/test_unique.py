@@ -194,7 +194,8 @@ def test_update_with_known_values_moves_the_guard_in_one_transaction() -> None:
 def test_update_not_touching_unique_fields_is_a_plain_update() -> None:
     _table, User, _ = make_models()
     request = User.update(user_id="u1").set(name="Ann").params()
-    assert "UpdateExpression" in request and "TransactItems" not in request
+    assert "UpdateExpression" in request
+    assert "TransactItems" not in request
 
 
 def test_delete_of_an_object_releases_its_guards_without_reading() -> None:

@@ -48,7 +48,7 @@ def world(dynamodb_client: DynamoDBClient, table_name: str) -> Iterator[World]:
 
     db = st.Connection(dynamodb_client)
     db.create_table(table)
-    yield World(table, db, dynamodb_client, User)
+    return World(table, db, dynamodb_client, User)
 
 
 def raw_items(w: World) -> list[dict[str, Any]]:

@@ -64,7 +64,9 @@ def backfill_unique(
     for group in holders.values():
         values, holder = group[0]
         if len(group) > 1:
-            keys = [plan.fields_from_keys(k) for _, k in group]
+            # In key order, whatever order the scan met them in.
+            ordered = sorted(group, key=lambda g: sorted((a, str(v)) for a, v in g[1].items()))
+            keys = [plan.fields_from_keys(k) for _, k in ordered]
             report.duplicates.append((values, keys))
             continue
         if dry_run:

@@ -32,7 +32,9 @@ from singletable.errors import (
     ServiceError,
     SingleTableError,
     SnapshotError,
+    StreamDecodeError,
     TransactionCanceledError,
+    UniqueConstraintError,
     UnknownEntityError,
     VersionConflictError,
 )
@@ -60,6 +62,14 @@ from singletable.operations.query import EntityQuery, Page
 from singletable.operations.scan import Scan
 from singletable.operations.transactions import TransactGet, TransactWrite
 from singletable.operations.update import Update
+from singletable.streams import (
+    ChangeRecord,
+    DispatchReport,
+    StreamRouter,
+    batch_item_failures,
+    decode_event,
+    decode_records,
+)
 from singletable.tooling.capacity import CapacityEstimate, CapacityLine, estimate_capacity, explain
 from singletable.tooling.lint import LintWarning, lint_model, lint_report
 from singletable.tooling.migrate import MigrationReport, migrate
@@ -77,6 +87,7 @@ __all__ = [
     "CapacityMeter",
     "Change",
     "ChangeClass",
+    "ChangeRecord",
     "Collection",
     "CollectionResult",
     "Condition",
@@ -84,6 +95,7 @@ __all__ = [
     "Connection",
     "CursorError",
     "Delete",
+    "DispatchReport",
     "Entity",
     "EntityPlan",
     "EntityQuery",
@@ -119,20 +131,26 @@ __all__ = [
     "SingleTableError",
     "SizeOperand",
     "SnapshotError",
+    "StreamDecodeError",
+    "StreamRouter",
     "Table",
     "Throughput",
     "TransactGet",
     "TransactWrite",
     "TransactionCanceledError",
+    "UniqueConstraintError",
     "UnknownEntityError",
     "Update",
     "UpdateAction",
     "VersionConflictError",
     "__version__",
     "and_",
+    "batch_item_failures",
     "cloudformation_resource",
     "cloudformation_template",
     "create_table_request",
+    "decode_event",
+    "decode_records",
     "embedded",
     "estimate_capacity",
     "explain",

@@ -41,7 +41,10 @@ class Entity(BaseModel):
     ``name`` (stored identifier, default the class name), ``version`` (schema version,
     default 1), ``version_field`` (an int field used for optimistic locking),
     ``created_at`` / ``updated_at`` (datetime fields stamped on writes), ``ttl`` (a datetime
-    or epoch-seconds field written to the table's TTL attribute). A class without ``pk``
+    or epoch-seconds field written to the table's TTL attribute), ``unique`` (fields whose
+    values no two items may share: ``unique=("email",)`` is one constraint per field,
+    ``unique=[("tenant_id", "email")]`` one over the group; see ``docs/uniqueness.md``).
+    A class without ``pk``
     is abstract: it can hold shared fields and the ``table`` for its subclasses.
     """
 
@@ -143,11 +146,15 @@ class Entity(BaseModel):
         """Delete by key fields, or delete ``obj`` (checking its version if locking is on)."""
         plan = cls.plan()
         expected = None
+        unique_values = None
         if obj is not None:
             cls._check_instance(obj)
             key = {f: getattr(obj, f) for f in plan.primary.fields}
             if plan.version_field is not None:
                 expected = getattr(obj, plan.version_field)
+            if plan.unique:
+                # The object's values name the guards to release (checked on the item).
+                unique_values = {f: getattr(obj, f) for f in plan.unique_fields()}
         return Delete(
             plan,
             key,
@@ -155,6 +162,7 @@ class Entity(BaseModel):
             return_old=return_old,
             expected_version=expected,
             capacity=capacity,
+            unique_values=unique_values,
         )
 
     @classmethod

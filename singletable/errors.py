@@ -46,6 +46,10 @@ class UnknownEntityError(ItemDecodeError):
     """A stored item names an entity (or version) that no class on the table declares."""
 
 
+class StreamDecodeError(ItemDecodeError):
+    """A stream record is malformed (no ``dynamodb`` section, an unknown event name, ...)."""
+
+
 class ExpressionError(SingleTableError, ValueError):
     """A condition, filter, projection or update expression is malformed."""
 
@@ -76,6 +80,33 @@ class ConditionFailedError(SingleTableError):
 
 class AlreadyExistsError(ConditionFailedError):
     """`create` found an item with the same primary key."""
+
+
+class UniqueConstraintError(ConditionFailedError):
+    """A write would give a unique value to a second item (see ``unique=`` on `Entity`).
+
+    Attributes:
+        entity: The entity's stored name.
+        fields: The constrained fields.
+        value: The duplicate values, by field.
+        holder: The primary key fields of the item that holds the value, when the guard
+            could be read (``None`` otherwise).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        entity: str,
+        fields: tuple[str, ...],
+        value: dict[str, Any],
+        holder: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.entity = entity
+        self.fields = fields
+        self.value = value
+        self.holder = holder
 
 
 class VersionConflictError(ConditionFailedError):

@@ -17,6 +17,7 @@ from singletable.keys.templates import FIELD_SEGMENT, KeyTemplate
 from singletable.model.codegen import install_generated_codecs
 from singletable.model.plan import EntityPlan, FieldPlan, IndexKeys, KeyPlan
 from singletable.model.table import LSI, KeySchema, Table
+from singletable.model.unique import UniqueConstraint
 from singletable.types import AttributeValue
 
 # Names the Entity base class itself uses; a model field with one of them would shadow it.
@@ -66,6 +67,7 @@ _OPTION_NAMES = frozenset(
         "created_at",
         "updated_at",
         "ttl",
+        "unique",
         "abstract",
     }
 )
@@ -106,6 +108,9 @@ class _Compiler:
             )
         version_field = self.special("version_field", (int,), primary)
         self.check_version_field_not_indexed(version_field, indexes)
+        unique = _unique_constraints(
+            self.cls, name, self.table, self.options.get("unique"), primary, version_field
+        )
         return EntityPlan(
             model=self.cls,
             name=name,
@@ -118,6 +123,7 @@ class _Compiler:
             created_at_field=self.special("created_at", (datetime,), primary),
             updated_at_field=self.special("updated_at", (datetime,), primary),
             ttl_field=ttl_field,
+            unique=unique,
             _encoders=tuple(encoders),
         )
 
@@ -339,3 +345,72 @@ class _Compiler:
                     f"{self.label}: version_field {version_field!r} cannot be part of index "
                     f"{index_name!r}'s key templates; key the index on another field"
                 )
+
+
+def _unique_constraints(
+    cls: type[BaseModel],
+    name: str,
+    table: Table,
+    declared: Any,
+    primary: KeyPlan,
+    version_field: str | None,
+) -> tuple[UniqueConstraint, ...]:
+    """Compile the ``unique=`` class keyword into constraints.
+
+    ``"email"`` or ``("email", "phone")`` declare one constraint per field,
+    ``[("tenant_id", "email")]`` one constraint over the group.
+    """
+    label = cls.__qualname__
+    if declared is None:
+        return ()
+    groups: list[tuple[str, ...]] = []
+    entries = [declared] if isinstance(declared, str) else declared
+    if not isinstance(entries, (list, tuple)) or not entries:
+        raise ModelDefinitionError(
+            f"{label}: unique= takes a field name, or a list of field names and tuples of "
+            f"field names (one constraint each), got {declared!r}"
+        )
+    for entry in entries:
+        group = (entry,) if isinstance(entry, str) else entry
+        if (
+            not isinstance(group, (list, tuple))
+            or not group
+            or not all(isinstance(f, str) for f in group)
+        ):
+            raise ModelDefinitionError(
+                f"{label}: unique= entry {entry!r} must be a field name or a tuple of field names"
+            )
+        group = tuple(group)
+        if len(set(group)) != len(group):
+            raise ModelDefinitionError(f"{label}: unique= entry {group!r} names a field twice")
+        if group in groups:
+            raise ModelDefinitionError(f"{label}: unique= declares {group!r} twice")
+        groups.append(group)
+    if groups and (table.pk_type != "S" or (table.sk is not None and table.sk_type != "S")):
+        raise ModelDefinitionError(
+            f"{label}: unique= keeps guard items under string keys, but table {table.name!r} "
+            "has a non-string key attribute; use a table with string keys"
+        )
+    model_fields = cls.model_fields
+    result: list[UniqueConstraint] = []
+    for group in groups:
+        codecs: dict[str, KeyCodec[Any]] = {}
+        for field_name in group:
+            info = model_fields.get(field_name)
+            if info is None:
+                raise ModelDefinitionError(f"{label}: unique field {field_name!r} is not a field")
+            if field_name == version_field:
+                raise ModelDefinitionError(
+                    f"{label}: unique field {field_name!r} is the version_field, which every "
+                    "update changes with ADD; a uniqueness guard cannot follow it"
+                )
+            inner = _is_optional(info.annotation)[1]
+            codecs[field_name] = codec_for(
+                inner, info.metadata, where=f"{label}.{field_name} in unique={group!r}"
+            )
+        if set(group) == set(primary.fields):
+            raise ModelDefinitionError(
+                f"{label}: unique={group!r} is the primary key, which is unique already"
+            )
+        result.append(UniqueConstraint.build(name, group, table, codecs))
+    return tuple(result)

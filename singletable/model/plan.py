@@ -29,7 +29,7 @@ from singletable.model.table import KeySchema, Table
 from singletable.types import AttributeValue, Item
 
 if typing.TYPE_CHECKING:
-    pass
+    from singletable.model.unique import UniqueConstraint
 
 
 @dataclass(frozen=True)
@@ -105,6 +105,8 @@ class EntityPlan:
     created_at_field: str | None = None
     updated_at_field: str | None = None
     ttl_field: str | None = None
+    #: Uniqueness constraints (`singletable.model.unique`), in declaration order.
+    unique: tuple[UniqueConstraint, ...] = ()
     _encoders: tuple[tuple[str, str, Callable[[Any], AttributeValue | None]], ...] = field(
         default=(), repr=False
     )
@@ -259,7 +261,13 @@ class EntityPlan:
             },
             "version_field": self.version_field,
             "ttl_field": self.ttl_field,
+            # Only when declared, so snapshots of models without constraints are unchanged.
+            **({"unique": [c.describe() for c in self.unique]} if self.unique else {}),
         }
+
+    def unique_fields(self) -> frozenset[str]:
+        """Every field that takes part in a uniqueness constraint."""
+        return frozenset(f for c in self.unique for f in c.fields)
 
 
 @functools.cache

@@ -35,6 +35,16 @@ def _backoff(attempt: int, base: float, cap: float) -> float:
     return random.uniform(0, min(cap, base * (2**attempt)))
 
 
+def _refuse_unique(plan: EntityPlan, what: str) -> None:
+    if plan.unique:
+        names = ", ".join(c.name for c in plan.unique)
+        raise RequestLimitError(
+            f"{plan.label} has unique fields ({names}), whose guards must be written in one "
+            f"transaction with the item, and BatchWriteItem can be neither conditional nor "
+            f"atomic; {what} it with create()/put()/delete() or in a TransactWrite"
+        )
+
+
 @dataclass
 class BatchWriteResult:
     """What a batch write did: items put and keys deleted, and the calls it took."""
@@ -79,11 +89,13 @@ class BatchWrite(Operation[BatchWriteResult]):
                     f"{plan.version_field!r}), which a batch write cannot check; write it "
                     "with put() or in a TransactWrite"
                 )
+            _refuse_unique(plan, "put")
             obj = stamp_times(plan, obj, now)
             item = plan.to_item(obj)
             self._add(plan, plan.key(obj), {"PutRequest": {"Item": item}}, seen)
             self.n_put += 1
         for plan, key in deletes:
+            _refuse_unique(plan, "delete")
             key_item = plan.key_from_values(split_key_values(plan, key, what="batch delete"))
             self._add(plan, key_item, {"DeleteRequest": {"Key": key_item}}, seen)
             self.n_delete += 1

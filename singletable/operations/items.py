@@ -36,6 +36,14 @@ from singletable.operations.common import (
     utc_now,
 )
 from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
+from singletable.operations.unique import (
+    delete_entries,
+    delete_steps,
+    put_entries,
+    put_steps,
+    read_request,
+    transact_request,
+)
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan
@@ -97,10 +105,25 @@ class Put(Operation[E]):
         return and_(*parts) if parts else None
 
     def params(self) -> dict[str, Any]:
-        """The exact ``PutItem`` request."""
+        """The exact ``PutItem`` request.
+
+        For an entity with unique fields, the first request of the write: a ``create``'s
+        TransactWriteItems (item and guards), or a ``put``'s consistent GetItem of the
+        values it replaces (see `singletable.operations.unique`).
+        """
+        if self.plan.unique:
+            if self.create:
+                return transact_request(put_entries(self, None, read=False), self.capacity)
+            return read_request(self.plan, self.plan.key(self.written), self.capacity)
+        return self.item_params()
+
+    def item_params(self, extra: Condition | None = None) -> dict[str, Any]:
+        """The ``PutItem`` request of the item alone, its condition joined with ``extra``."""
         request: dict[str, Any] = {"TableName": self.plan.table.name, "Item": self.item}
         ph = Placeholders()
         condition = self._full_condition()
+        if extra is not None:
+            condition = extra if condition is None else and_(condition, extra)
         apply_condition(request, condition, ph)
         if condition is not None:
             request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
@@ -110,27 +133,34 @@ class Put(Operation[E]):
 
     def steps(self) -> Step[E]:
         """Put, translating a failed condition into a typed error."""
+        if self.plan.unique:
+            written: E = yield from put_steps(self)
+            return written
         try:
             yield Call(self.action, self.params())
         except ServiceError as exc:
             if exc.code != "ConditionalCheckFailedException":
                 raise
-            label = self.plan.label
-            if self.create:
-                raise condition_failed(
-                    self.plan, exc, AlreadyExistsError, f"{label}: an item with this key exists"
-                ) from None
-            if self.plan.version_field is not None and self._version_moved(exc):
-                raise condition_failed(
-                    self.plan,
-                    exc,
-                    VersionConflictError,
-                    f"{label}: the stored item is not at the version this write expected",
-                ) from None
-            raise condition_failed(
-                self.plan, exc, ConditionFailedError, f"{label}: the put condition failed"
-            ) from None
+            raise self.condition_error(exc) from None
         return self.written
+
+    def condition_error(self, exc: ServiceError) -> ConditionFailedError:
+        """The typed error for this put's failed condition (``exc`` may carry the item)."""
+        label = self.plan.label
+        if self.create:
+            return condition_failed(
+                self.plan, exc, AlreadyExistsError, f"{label}: an item with this key exists"
+            )
+        if self.plan.version_field is not None and self._version_moved(exc):
+            return condition_failed(
+                self.plan,
+                exc,
+                VersionConflictError,
+                f"{label}: the stored item is not at the version this write expected",
+            )
+        return condition_failed(
+            self.plan, exc, ConditionFailedError, f"{label}: the put condition failed"
+        )
 
     def _version_moved(self, exc: ServiceError) -> bool:
         """Whether the stored item is not at the version this write started from.
@@ -240,21 +270,44 @@ class Delete(Operation["E | None"]):
         return_old: bool = False,
         expected_version: int | None = None,
         capacity: ReturnCapacity | None = None,
+        unique_values: Mapping[str, Any] | None = None,
     ) -> None:
         self.plan = plan
         self.key = plan.key_from_values(split_key_values(plan, key, what="delete"))
+        #: The unique fields' stored values, when known (a delete of an object): the
+        #: guards to release without reading the item first.
+        self.unique_values = None if unique_values is None else dict(unique_values)
         self.condition = condition
         self.return_old = return_old
         self.expected_version = expected_version
         self.capacity = capacity
 
     def params(self) -> dict[str, Any]:
-        """The exact ``DeleteItem`` request."""
+        """The exact ``DeleteItem`` request.
+
+        For an entity with unique fields, the first request of the delete: the
+        TransactWriteItems that also releases the guards when the values are known (a
+        delete of an object), else the consistent GetItem that reads them.
+        """
+        if self.plan.unique:
+            if self.unique_values is not None and not self.return_old:
+                return transact_request(delete_entries(self, self.unique_values), self.capacity)
+            return read_request(self.plan, self.key, self.capacity)
+        return self.item_params()
+
+    def has_condition(self) -> bool:
+        """Whether the delete is conditional (a condition, or an expected version)."""
+        return self.condition is not None or self.expected_version is not None
+
+    def item_params(self, extra: Condition | None = None) -> dict[str, Any]:
+        """The ``DeleteItem`` request of the item alone, its condition joined with ``extra``."""
         request: dict[str, Any] = {"TableName": self.plan.table.name, "Key": self.key}
         condition = self.condition
         if self.expected_version is not None and self.plan.version_field is not None:
             lock = getattr(FieldRefs(self.plan), self.plan.version_field) == self.expected_version
             condition = lock if condition is None else lock & condition
+        if extra is not None:
+            condition = extra if condition is None else and_(condition, extra)
         ph = Placeholders()
         apply_condition(request, condition, ph)
         if condition is not None:
@@ -267,16 +320,21 @@ class Delete(Operation["E | None"]):
 
     def steps(self) -> Step[E | None]:
         """Delete, translating a failed condition into a typed error."""
+        if self.plan.unique:
+            deleted: E | None = yield from delete_steps(self)
+            return deleted
         try:
             response = yield Call(self.action, self.params())
         except ServiceError as exc:
             if exc.code != "ConditionalCheckFailedException":
                 raise
-            kind = (
-                VersionConflictError if self.expected_version is not None else ConditionFailedError
-            )
-            raise condition_failed(
-                self.plan, exc, kind, f"{self.plan.label}: the delete condition failed"
-            ) from None
+            raise self.condition_error(exc) from None
         old = response.get("Attributes")
         return self.plan.from_item(old) if old else None  # type: ignore[return-value]
+
+    def condition_error(self, exc: ServiceError) -> ConditionFailedError:
+        """The typed error for this delete's failed condition."""
+        kind = VersionConflictError if self.expected_version is not None else ConditionFailedError
+        return condition_failed(
+            self.plan, exc, kind, f"{self.plan.label}: the delete condition failed"
+        )

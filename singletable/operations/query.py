@@ -38,6 +38,7 @@ from singletable.expressions.tree import (
     render_projection,
 )
 from singletable.keys.templates import KeyTemplate
+from singletable.model.unique import is_guard_item
 from singletable.operations.common import key_ref
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
 from singletable.operations.protocol import Call, ReturnCapacity
@@ -283,7 +284,9 @@ class BaseQuery(Generic[T]):
                     continue
                 value = self._decode(item)
                 if value is None:
-                    page.unknown.append(item)
+                    # Uniqueness guards are the table's own bookkeeping, not unknown items.
+                    if not is_guard_item(self.table, item):
+                        page.unknown.append(item)
                     continue
                 page.items.append(value)
                 if remaining is not None:

@@ -14,6 +14,12 @@ from singletable.expressions.tree import Condition, Placeholders, render_conditi
 from singletable.operations.common import request_capacity, split_key_values
 from singletable.operations.items import Delete, Get, Put
 from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
+from singletable.operations.unique import (
+    GuardWrite,
+    TransactEntry,
+    raise_cancellation,
+    transaction_entries,
+)
 from singletable.operations.update import Update
 from singletable.types import Item
 
@@ -40,6 +46,9 @@ class _TransactEntry:
     request: dict[str, Any]
     #: The bytes the entry is known to write (a put's item), toward the 4 MB limit.
     size: int = 0
+    #: The uniqueness guard this entry claims or releases, if it is one.
+    guard: GuardWrite | None = None
+    plan: EntityPlan | None = None
 
 
 @dataclass
@@ -56,7 +65,14 @@ class TransactWrite(Operation[None]):
     capacity: ReturnCapacity | None = None
 
     def _add(
-        self, label: str, table: str, key: Item, request: dict[str, Any], size: int = 0
+        self,
+        label: str,
+        table: str,
+        key: Item,
+        request: dict[str, Any],
+        size: int = 0,
+        guard: GuardWrite | None = None,
+        plan: EntityPlan | None = None,
     ) -> TransactWrite:
         for entry in self.entries:
             if entry.table == table and entry.key == key:
@@ -74,11 +90,19 @@ class TransactWrite(Operation[None]):
                 f"{label}: the items put in this transaction total {total} bytes, over "
                 f"DynamoDB's transaction limit of {MAX_TRANSACT_BYTES} bytes (4 MB); split the work"
             )
-        self.entries.append(_TransactEntry(label, table, key, request, size))
+        self.entries.append(_TransactEntry(label, table, key, request, size, guard, plan))
+        return self
+
+    def _add_all(self, plan: EntityPlan, entries: list[TransactEntry]) -> TransactWrite:
+        # The item and its guards (entity with unique fields), as the single write would.
+        for e in entries:
+            self._add(e.label, e.table, e.key, e.request, e.size, e.guard, plan)
         return self
 
     def put(self, op: Put[Any]) -> TransactWrite:
-        """Add a `Put` (its condition included)."""
+        """Add a `Put` (its condition included; with unique fields, a create and its guards)."""
+        if op.plan.unique:
+            return self._add_all(op.plan, transaction_entries(op))
         params = op.params()
         params.pop("ReturnConsumedCapacity", None)
         return self._add(
@@ -90,15 +114,23 @@ class TransactWrite(Operation[None]):
         )
 
     def update(self, op: Update[Any]) -> TransactWrite:
-        """Add an `Update` (its condition included)."""
-        params = op.params()
+        """Add an `Update` (its condition included, and the guards of unique fields it moves).
+
+        An update of a unique field needs the stored values given with `Update.known`.
+        """
+        entries = transaction_entries(op) if op.plan.unique else []
+        if entries:
+            return self._add_all(op.plan, entries)
+        params = op.item_params()
         params.pop("ReturnValues", None)
         params.pop("ReturnConsumedCapacity", None)
         return self._add(op.plan.label, op.plan.table.name, op.key, {"Update": params})
 
     def delete(self, op: Delete[Any]) -> TransactWrite:
-        """Add a `Delete` (its condition included)."""
-        params = op.params()
+        """Add a `Delete` (its condition included; with unique fields, of an object)."""
+        if op.plan.unique:
+            return self._add_all(op.plan, transaction_entries(op))
+        params = op.item_params()
         params.pop("ReturnValues", None)
         params.pop("ReturnConsumedCapacity", None)
         return self._add(op.plan.label, op.plan.table.name, op.key, {"Delete": params})
@@ -118,6 +150,12 @@ class TransactWrite(Operation[None]):
         ph.apply(request)
         return self._add(plan.label, plan.table.name, key_item, {"ConditionCheck": request})
 
+    def _guard_view(self) -> list[TransactEntry]:
+        # Every entry, in order, as the guard-aware error mapping reads them.
+        return [
+            TransactEntry(e.label, e.table, e.key, e.request, e.size, e.guard) for e in self.entries
+        ]
+
     def params(self) -> dict[str, Any]:
         """The exact ``TransactWriteItems`` request."""
         if not self.entries:
@@ -135,6 +173,7 @@ class TransactWrite(Operation[None]):
         except ServiceError as exc:
             if exc.code != "TransactionCanceledException":
                 raise
+            raise_cancellation([e.plan for e in self.entries], exc, self._guard_view())
             reasons = []
             raw_reasons = exc.response.get("CancellationReasons") or []
             for i, (entry, reason) in enumerate(zip(self.entries, raw_reasons, strict=False)):

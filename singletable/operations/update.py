@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -35,6 +36,14 @@ from singletable.operations.common import (
     utc_now,
 )
 from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
+from singletable.operations.unique import (
+    read_request,
+    touched_constraints,
+    transact_request,
+    update_entries,
+    update_old_known,
+    update_steps,
+)
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan, KeyPlan
@@ -205,8 +214,10 @@ class Update(Operation[E]):
         changed = {name for name in plan.fields if name in paths}
         actions: list[UpdateAction] = []
         sets = {**self._sets, **stamps}
+        unique = plan.unique_fields()
         for name, value in self._known.items():
-            if name in sets and sets[name] != value:
+            # For a unique field, known() is the stored value the guard moves away from.
+            if name in sets and sets[name] != value and name not in unique:
                 raise ExpressionError(
                     f"{plan.label}: field {name!r} is given both to .set(...) ({sets[name]!r}) "
                     f"and to .known(...) ({value!r}); the index keys cannot follow both"
@@ -363,12 +374,44 @@ class Update(Operation[E]):
             parts.append(self._condition)
         return and_(*parts) if parts else None
 
+    # -- uniqueness (see `singletable.operations.unique`) ----------------------------------
+
+    def changed_fields(self) -> builtins.set[str]:
+        """The fields this update changes (by any action)."""
+        paths = update_paths(self._actions)
+        return {name for name, f in self.plan.fields.items() if f.attribute in paths}
+
+    def set_values(self) -> dict[str, Any]:
+        """The fields given to `set` (and `remove`, as ``None``), validated."""
+        return dict(self._sets)
+
+    def known_values(self) -> dict[str, Any]:
+        """The values given to `known`."""
+        return dict(self._known)
+
     def params(self) -> dict[str, Any]:
-        """The exact ``UpdateItem`` request."""
+        """The exact ``UpdateItem`` request.
+
+        When the update changes a unique field, the first request of the write: the
+        TransactWriteItems that also moves the guard when `known` gives the stored
+        values, else the consistent GetItem that reads them.
+        """
+        touched = touched_constraints(self) if self.plan.unique else []
+        if touched:
+            old = update_old_known(self, touched)
+            if old is not None:
+                return transact_request(update_entries(self, touched, old), self.capacity)
+            return read_request(self.plan, self.key, self.capacity)
+        return self.item_params()
+
+    def item_params(self, extra: Condition | None = None) -> dict[str, Any]:
+        """The ``UpdateItem`` request of the item alone, its condition joined with ``extra``."""
         request: dict[str, Any] = {"TableName": self.plan.table.name, "Key": self.key}
         ph = Placeholders()
         request["UpdateExpression"] = render_update(self._all_actions(), ph)
         condition = self._full_condition()
+        if extra is not None:
+            condition = extra if condition is None else and_(condition, extra)
         apply_condition(request, condition, ph)
         if condition is not None:
             request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
@@ -379,22 +422,30 @@ class Update(Operation[E]):
 
     def steps(self) -> Step[E]:
         """Update, translating failed conditions into typed errors."""
+        touched = touched_constraints(self) if self.plan.unique else []
+        if touched:
+            updated: E = yield from update_steps(self, touched)
+            return updated
         try:
             response = yield Call(self.action, self.params())
         except ServiceError as exc:
             if exc.code != "ConditionalCheckFailedException":
                 raise
-            label = self.plan.label
-            if not exc.response.get("Item") and not self.upsert:
-                raise NotFoundError(f"{label}: no item with key {self.key_values}") from None
-            if self._expected_version is not None:
-                raise condition_failed(
-                    self.plan,
-                    exc,
-                    VersionConflictError,
-                    f"{label}: the stored item is not at version {self._expected_version}",
-                ) from None
-            raise condition_failed(
-                self.plan, exc, ConditionFailedError, f"{label}: the update condition failed"
-            ) from None
+            raise self.condition_error(exc) from None
         return self.plan.from_item(response["Attributes"])  # type: ignore[return-value]
+
+    def condition_error(self, exc: ServiceError) -> ConditionFailedError:
+        """The typed error for this update's failed condition (``exc`` may carry the item)."""
+        label = self.plan.label
+        if not exc.response.get("Item") and not self.upsert:
+            return NotFoundError(f"{label}: no item with key {self.key_values}")
+        if self._expected_version is not None:
+            return condition_failed(
+                self.plan,
+                exc,
+                VersionConflictError,
+                f"{label}: the stored item is not at version {self._expected_version}",
+            )
+        return condition_failed(
+            self.plan, exc, ConditionFailedError, f"{label}: the update condition failed"
+        )

@@ -51,6 +51,14 @@ from singletable.operations.items import Delete, Get, ProjectedGet, Put
 from singletable.operations.query import BaseQuery, EntityQuery
 from singletable.operations.scan import Scan
 from singletable.operations.transactions import TransactGet, TransactWrite
+from singletable.operations.unique import (
+    delete_entries,
+    put_entries,
+    stored_values,
+    touched_constraints,
+    update_entries,
+    update_old_known,
+)
 from singletable.operations.update import Update
 from singletable.types import AttributeValue, Item
 
@@ -424,6 +432,10 @@ def estimate_capacity(
         return CapacityEstimate(tuple(_page_lines(op, list(read or ()))))
     if isinstance(op, ProjectedGet):
         op = op.get
+    if isinstance(op, (Put, Update, Delete)) and op.plan.unique:
+        guarded = _guarded_write(op, existing, after)
+        if guarded is not None:
+            return guarded
     if isinstance(op, Get):
         line = _item_read_line(
             op.plan.table,
@@ -488,6 +500,76 @@ def estimate_capacity(
     if isinstance(op, TransactWrite):
         return _transact_write(op, existing, after, list(tables))
     raise EstimateError(f"cannot estimate the capacity of a {type(op).__name__}")
+
+
+def _guarded_write(
+    op: Put[Any] | Update[Any] | Delete[Any], existing: Any, after: Any
+) -> CapacityEstimate | None:
+    """A write of an entity with unique fields: its reads and its transaction with guards.
+
+    ``None`` for an update that changes no unique field (a plain UpdateItem).
+    """
+    plan = op.plan
+    table = plan.table
+    old = None if existing is None else stored_values(plan, existing, plan.unique_fields())
+    lines: list[CapacityLine] = []
+
+    def read(verb: str, item: Any) -> None:
+        lines.append(
+            _item_read_line(
+                table,
+                item,
+                verb=verb,
+                position=0,
+                consistent=True,
+                transactional=False,
+                missing_blocks=1,
+            )
+        )
+
+    if isinstance(op, Put):
+        if not op.create:
+            read("read before put", existing)
+        entries = put_entries(op, None if op.create else old, read=not op.create)
+        new: Any = op.item
+        verb = "transactional put"
+    elif isinstance(op, Update):
+        touched = touched_constraints(op)
+        if not touched:
+            return None
+        if after is None:
+            raise EstimateError(
+                f"{op.plan.label}: estimating an update needs after= (the item as stored "
+                "after it); the estimator does not evaluate update expressions"
+            )
+        known = update_old_known(op, touched)
+        if known is None:
+            read("read before update", existing)
+        entries = update_entries(op, touched, known if known is not None else old)
+        new = after
+        verb = "transactional update"
+    else:
+        known_values = None if op.return_old else op.unique_values
+        if known_values is None:
+            read("read before delete", existing)
+            if existing is None:
+                return CapacityEstimate(tuple(lines))  # nothing to delete: no transaction
+        entries = delete_entries(op, known_values if known_values is not None else old or {})
+        new = None
+        verb = "transactional delete"
+    lines += _single_write(table, existing, new, verb, 0, True, "transaction")
+    for position, entry in enumerate(entries[1:], start=1):
+        guard = entry.guard
+        assert guard is not None
+        item = guard.constraint.guard_item(guard.values, entries[0].key)
+        what = f"unique {guard.constraint.name} {'claim' if guard.claim else 'release'}"
+        if guard.claim:
+            lines += _single_write(table, None, item, what, position, True, "transaction")
+        else:
+            lines += _single_write(table, item, None, what, position, True, "transaction")
+    if isinstance(op, Update):
+        read("read back after update", after)  # a transaction returns no item
+    return CapacityEstimate(tuple(lines))
 
 
 def _single_write(

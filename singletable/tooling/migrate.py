@@ -42,6 +42,7 @@ from singletable.model.plan import EntityPlan
 from singletable.model.table import Table
 from singletable.tooling.planner import ChangeClass, MigrationPlan, plan_changes
 from singletable.tooling.snapshot import Model, dumps, snapshot_json, tables_of
+from singletable.tooling.unique import UniqueBackfillReport, backfill_unique
 from singletable.types import Item
 
 CHECKPOINT_VERSION = 1
@@ -84,6 +85,8 @@ class MigrationReport:
     dry_run: bool
     index_steps: list[str] = field(default_factory=list)
     rewrites: dict[str, RewriteStats] = field(default_factory=dict)
+    #: Guard backfills of added uniqueness constraints, by task name.
+    backfills: dict[str, UniqueBackfillReport] = field(default_factory=dict)
 
     @property
     def failed(self) -> int:
@@ -94,7 +97,7 @@ class MigrationReport:
         """A readable summary."""
         verb = "would" if self.dry_run else "did"
         lines = [f"migration {'dry run' if self.dry_run else 'run'}:"]
-        if not self.index_steps and not self.rewrites:
+        if not self.index_steps and not self.rewrites and not self.backfills:
             lines.append("  nothing to do")
         for step in self.index_steps:
             lines.append(f"  index: {step}")
@@ -105,6 +108,7 @@ class MigrationReport:
                 f"~{s.read_units:g} RCU read, ~{s.write_units:g} WCU written"
             )
             lines.extend(f"    failed: {e}" for e in s.errors)
+        lines.extend(f"  {b.to_text()}" for b in self.backfills.values())
         return "\n".join(lines) + "\n"
 
 
@@ -151,7 +155,7 @@ def migrate(
     report = MigrationReport(dry_run=dry_run)
     runner = _Runner(db, out, poll_interval, timeout, dry_run)
     for change in plan.changes:
-        if change.action is None or change.action["op"] == "rewrite":
+        if change.action is None or change.action["op"] in ("rewrite", "backfill_unique"):
             continue
         table = tables[change.table]
         report.index_steps.extend(runner.apply(table, change.action))
@@ -173,6 +177,16 @@ def migrate(
         rewrite = _Rewrite(db, table, old, old_id, new_id, out, dry_run, state, task, page_size)
         stats = rewrite.run(segments)
         report.rewrites[task] = stats
+    # After the rewrites, so guards are built from the items as the new model stores them.
+    for change in plan.changes:
+        if change.action is None or change.action["op"] != "backfill_unique":
+            continue
+        name, version = _split_id(change.action["entity"])
+        entity = tables[change.table].entity_plan(name, version)
+        assert entity is not None
+        fields = tuple(change.action["fields"])
+        task = f"{change.table}/{change.action['entity']}/unique {'+'.join(fields)}"
+        report.backfills[task] = backfill_unique(db, entity, fields, dry_run=dry_run)
     out.write(report.to_text())
     return report
 

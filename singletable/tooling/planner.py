@@ -515,6 +515,7 @@ def _diff_entity(  # noqa: C901 - one comparison per snapshot section
                 f"{new_keys[index]['sparse_fields']}: stored keys are unchanged",
             )
     yield from _diff_attributes(table, subject, before["attributes"], after["attributes"])
+    yield from _diff_unique(table, subject, new_id, before, after)
     if before["ttl_field"] != after["ttl_field"] or (
         after["ttl_field"] is not None
         and old["settings"]["ttl_attribute"] != new["settings"]["ttl_attribute"]
@@ -605,3 +606,28 @@ def _diff_attributes(
 
 def _codec_text(params: Mapping[str, Any]) -> str:
     return json.dumps(params, sort_keys=True)
+
+
+def _diff_unique(
+    table: str, subject: str, new_id: str, before: Mapping[str, Any], after: Mapping[str, Any]
+) -> Iterator[Change]:
+    """Uniqueness constraints added (stored items need guards) or dropped (guards linger)."""
+    old = {tuple(c) for c in before.get("unique", [])}
+    new = {tuple(c) for c in after.get("unique", [])}
+    for fields in sorted(new - old):
+        yield Change(
+            ChangeClass.ITEM_REWRITE,
+            table,
+            f"{subject}, unique {'+'.join(fields)}",
+            "stored items hold no guard for this new constraint: backfill the guards (a "
+            "scan that reports values several items already share instead of picking one)",
+            {"op": "backfill_unique", "entity": new_id, "fields": list(fields)},
+        )
+    for fields in sorted(old - new):
+        yield Change(
+            ChangeClass.SAFE,
+            table,
+            f"{subject}, unique {'+'.join(fields)}",
+            "constraint dropped: writes stop checking it; its guard items stay in the table "
+            "until deleted",
+        )

@@ -1,0 +1,156 @@
+"""Typed change streams, pure: Lambda events and stream records decoded without a backend."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+from pydantic import Field
+
+import singletable as st
+
+table = st.Table("shop", stream="NEW_AND_OLD_IMAGES")
+
+
+class Customer(st.Entity, table=table, pk="CUST#{cid}", sk="PROFILE", unique="email"):
+    cid: str
+    email: str
+    avatar: bytes | None = None
+
+
+class Order(st.Entity, table=table, pk="CUST#{cid}", sk="ORDER#{oid}"):
+    cid: str
+    oid: int
+    total: int
+    tags: set[str] = Field(default_factory=set)
+
+
+def _json_av(av: Any) -> Any:
+    # What Lambda delivers: the stream record as JSON, binary values base64-encoded.
+    if isinstance(av, dict):
+        return {k: base64.b64encode(v).decode() if k == "B" else _json_av(v) for k, v in av.items()}
+    if isinstance(av, list):
+        return [_json_av(v) for v in av]
+    return av
+
+
+def lambda_record(
+    event: str, key: dict[str, Any], old: Any = None, new: Any = None, seq: str = "1"
+) -> dict[str, Any]:
+    change: dict[str, Any] = {
+        "Keys": key,
+        "SequenceNumber": seq,
+        "StreamViewType": "NEW_AND_OLD_IMAGES",
+    }
+    if old is not None:
+        change["OldImage"] = old
+    if new is not None:
+        change["NewImage"] = new
+    record = {
+        "eventID": f"e{seq}",
+        "eventName": event,
+        "eventSource": "aws:dynamodb",
+        "dynamodb": change,
+    }
+    return json.loads(json.dumps(_json_av(record)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    hs.text(min_size=1, max_size=8),
+    hs.integers(0, 10**6),
+    hs.integers(-(10**9), 10**9),
+    hs.integers(-(10**9), 10**9),
+    hs.sets(hs.text(max_size=3), max_size=3),
+)
+def test_modify_records_round_trip(
+    cid: str, oid: int, before: int, after: int, tags: set[str]
+) -> None:
+    old = Order(cid=cid, oid=oid, total=before)
+    new = Order(cid=cid, oid=oid, total=after, tags=tags)
+    event = {"Records": [lambda_record("MODIFY", old.key(), old.to_item(), new.to_item())]}
+    (change,) = st.decode_event(table, event)
+    assert (change.entity, change.event, change.key) == (Order, "MODIFY", {"cid": cid, "oid": oid})
+    assert (change.old, change.new, change.item) == (old, new, new)
+
+
+def test_binary_values_of_lambda_events_are_decoded() -> None:
+    customer = Customer(cid="c1", email="a@x", avatar=b"\x00\xffpng")
+    (change,) = st.decode_event(
+        table, {"Records": [lambda_record("INSERT", customer.key(), new=customer.to_item())]}
+    )
+    assert change.new == customer
+
+
+def test_keys_only_records_name_the_entity_by_its_key() -> None:
+    record = {
+        "eventName": "REMOVE",
+        "dynamodb": {"Keys": Order(cid="c1", oid=7, total=1).key(), "StreamViewType": "KEYS_ONLY"},
+    }
+    (change,) = st.decode_records(table, [record])
+    assert (change.entity, change.key, change.old, change.new) == (
+        Order,
+        {"cid": "c1", "oid": 7},
+        None,
+        None,
+    )
+    # A key no entity's templates parse is reported as unknown, not dropped.
+    raw = {"eventName": "INSERT", "dynamodb": {"Keys": {"PK": {"S": "X"}, "SK": {"S": "Y"}}}}
+    (unknown,) = st.decode_records(table, [raw])
+    assert unknown.unknown
+    assert unknown.entity is None
+
+
+def test_guard_records_are_recognised() -> None:
+    customer = Customer(cid="c1", email="a@x")
+    guard = Customer.create(customer).params()["TransactItems"][1]["Put"]["Item"]
+    (change,) = st.decode_event(
+        table,
+        {"Records": [lambda_record("INSERT", {k: guard[k] for k in ("PK", "SK")}, new=guard)]},
+    )
+    assert change.is_guard
+    assert not change.unknown
+    assert change.entity is None
+    assert change.guard is not None
+    assert (change.guard.entity, change.guard.values) == ("Customer", {"email": "a@x"})
+
+
+def test_malformed_records_are_refused() -> None:
+    with pytest.raises(st.StreamDecodeError, match="not a DynamoDB stream record"):
+        list(st.decode_records(table, [{"eventName": "PUT"}]))
+    with pytest.raises(st.StreamDecodeError, match="Records"):
+        list(st.decode_event(table, {"records": []}))
+
+
+def test_router_stops_at_the_first_failure_and_reports_it() -> None:
+    router = st.StreamRouter(table)
+    seen: list[int] = []
+
+    @router.on(Order, "INSERT")
+    def placed(change: st.ChangeRecord) -> None:
+        assert isinstance(change.new, Order)
+        if change.new.total < 0:
+            raise ValueError("negative total")
+        seen.append(change.new.oid)
+
+    orders = [Order(cid="c", oid=i, total=-1 if i == 2 else 1) for i in range(4)]
+    event = {
+        "Records": [
+            lambda_record("INSERT", o.key(), new=o.to_item(), seq=str(100 + o.oid)) for o in orders
+        ]
+    }
+    assert router.handle(event) == {"batchItemFailures": [{"itemIdentifier": "102"}]}
+    assert seen == [0, 1]  # records after the failure are left for Lambda's retry
+    assert st.batch_item_failures(["1", "2"])["batchItemFailures"][1] == {"itemIdentifier": "2"}
+
+
+def test_router_refuses_bad_subscriptions() -> None:
+    router = st.StreamRouter(st.Table("other"))
+    with pytest.raises(st.SingleTableError, match="not on this router's table"):
+        router.on(Order)
+    with pytest.raises(st.SingleTableError, match="unknown stream event"):
+        st.StreamRouter(table).on(Order, "UPDATE")  # type: ignore[arg-type]

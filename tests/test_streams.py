@@ -56,7 +56,8 @@ def lambda_record(
         "eventSource": "aws:dynamodb",
         "dynamodb": change,
     }
-    return json.loads(json.dumps(_json_av(record)))
+    decoded: dict[str, Any] = json.loads(json.dumps(_json_av(record)))
+    return decoded
 
 
 @settings(max_examples=100, deadline=None)

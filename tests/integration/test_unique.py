@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +29,7 @@ class World:
 
 
 @pytest.fixture
-def world(dynamodb_client: DynamoDBClient, table_name: str) -> Iterator[World]:
+def world(dynamodb_client: DynamoDBClient, table_name: str) -> World:
     table = st.Table(table_name)
 
     class User(
@@ -67,13 +66,13 @@ def check_invariant(w: World) -> tuple[int, int]:
     items = raw_items(w)
     plan = w.User.plan()
     guards = {}
-    users = {}
+    users: dict[tuple[str, str], Any] = {}
     for item in items:
         if is_guard_item(w.table, item):
             guards[(item["PK"]["S"], item["SK"]["S"])] = item
         else:
             users[(item["PK"]["S"], item["SK"]["S"])] = w.User.from_item(item)
-    expected = {}
+    expected: dict[tuple[str, str], Any] = {}
     for key, user in users.items():
         for constraint in plan.unique:
             values = constraint.values(user.__dict__)
@@ -178,7 +177,7 @@ def test_transactions_carry_the_guards(world: World) -> None:
 def test_scans_do_not_report_guards_as_unknown(world: World) -> None:
     User = world.User
     User.create(User(user_id="u1", email="a@x", handle="ann")).run(world.db)
-    pages = list(st.Scan(world.table).pages(world.db))
+    pages: list[st.Page[Any]] = list(st.Scan(world.table).pages(world.db))
     assert [u.user_id for p in pages for u in p.items] == ["u1"]
     assert [i for p in pages for i in p.unknown] == []
     assert len(raw_items(world)) == 3  # the item and its two guards were all read

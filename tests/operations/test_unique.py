@@ -16,8 +16,8 @@ from singletable.model.unique import (
     is_guard_item,
     read_guard,
 )
+from tests.keys.test_templates import build
 from tests.strategies import TemplateShape, shape_values, template_shapes
-from tests.test_templates import build
 
 SOME = settings(max_examples=300, deadline=None)
 

@@ -93,6 +93,8 @@ PUBLIC = {
     "UnknownEntityError",
     "SnapshotError",
     "MigrationError",
+    "ConfigurationError",
+    "EndpointError",
     "__version__",
 }
 

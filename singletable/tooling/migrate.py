@@ -772,7 +772,7 @@ class _Rewrite:
                 "TableName": self.table.name,
                 "Segment": segment,
                 "TotalSegments": total,
-                "ReturnConsumedCapacity": "TOTAL",
+                "ReturnConsumedCapacity": "INDEXES",
             }
             if start_key is not None:
                 params["ExclusiveStartKey"] = start_key
@@ -895,7 +895,7 @@ class _Rewrite:
                 "TableName": self.table.name,
                 "Key": key,
                 "ConsistentRead": True,
-                "ReturnConsumedCapacity": "TOTAL",
+                "ReturnConsumedCapacity": "INDEXES",
             },
         )
         stats.reported_read_units += _consumed(response)
@@ -924,7 +924,7 @@ class _Rewrite:
                     {
                         "TableName": self.table.name,
                         "Item": new_item,
-                        "ReturnConsumedCapacity": "TOTAL",
+                        "ReturnConsumedCapacity": "INDEXES",
                         **guarded,
                     },
                 )
@@ -946,7 +946,7 @@ class _Rewrite:
                             },
                             {"Delete": {"TableName": self.table.name, "Key": old_key, **guarded}},
                         ],
-                        "ReturnConsumedCapacity": "TOTAL",
+                        "ReturnConsumedCapacity": "INDEXES",
                     },
                 )
         except ServiceError as exc:

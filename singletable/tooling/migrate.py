@@ -62,9 +62,9 @@ from singletable.model.definition import create_table_request, index_projection
 from singletable.model.plan import EntityPlan
 from singletable.model.table import Table
 from singletable.tooling.planner import Change, ChangeClass, MigrationPlan, plan_changes
+from singletable.tooling.progress import Counts, Progress
 from singletable.tooling.snapshot import Model, dumps, snapshot_json, tables_of
 from singletable.types import Item
-from singletable.tooling.progress import Counts, Progress
 
 CHECKPOINT_VERSION = 2
 

@@ -263,6 +263,15 @@ def migrate(
         )
     report.needs_transform = missing
     runner = _Runner(db, out, poll_interval, timeout, dry_run)
+    # Look at every live table first, even when there is nothing to do: a wrong endpoint,
+    # region or table name must not pass for "nothing to do".
+    created = {c.table for c in plan.changes if (c.action or {}).get("op") == "create_table"}
+    for table in tables.values():
+        if table.name not in created and runner.describe(table) is None:
+            raise MigrationError(
+                f"table {table.name} does not exist at this endpoint/region; check "
+                "--endpoint-url/--region, or create it (deploy the template)"
+            )
     ttl_switches: dict[str, tuple[str, str]] = {}
     for change in plan.changes:
         op = None if change.action is None else change.action["op"]

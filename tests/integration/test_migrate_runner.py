@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 else:
     DynamoDBClient = Any
 
-T0 = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
-
 
 def counter_model(
     name: str, *, gsi_pk: str = "G#{group}", sk: str = "C", versioned: bool = False
@@ -312,8 +310,9 @@ def test_ttl_switch_keeps_both_attributes_then_moves_the_setting(
     db = st.Connection(dynamodb_client)
     table_a, old = ttl_model(table_name, "expires")
     db.create_table(table_a)
+    soon = datetime.now(timezone.utc) + timedelta(days=30)  # not expired: DynamoDB Local deletes
     for i in range(3):
-        old.put(old(sid=f"s{i}", expires_at=T0 + timedelta(days=i))).run(db)
+        old.put(old(sid=f"s{i}", expires_at=soon + timedelta(days=i))).run(db)
     snapshot = st.load_snapshot(st.snapshot_json(table_a))
     table_b, _ = ttl_model(table_name, "ttl")
     plan = ttl_plan(table_b, snapshot)

@@ -45,7 +45,8 @@ def test_migrate_without_a_region_exits_8(
 ) -> None:
     code, err = fail(["migrate", "singletable.examples:demo", snapshot_file], capsys)
     assert code == ExitCode.NO_AWS_CONFIGURATION == 8
-    assert "no AWS region" in err and "--region" in err
+    assert "no AWS region" in err
+    assert "--region" in err
 
 
 def closed_port() -> int:

@@ -43,7 +43,8 @@ def test_plain_lines_carry_counts_rate_and_eta_and_are_flushed() -> None:
     assert lines[0].startswith(
         "rewrite t/A@1->A@1: 100 of ~400 scanned (25%), 90 rewritten, 8 skipped, 2 failed; "
     )
-    assert "items/s, ETA " in lines[1] and "200 of ~400 scanned (50%)" in lines[1]
+    assert "items/s, ETA " in lines[1]
+    assert "200 of ~400 scanned (50%)" in lines[1]
     assert ", took 0:00:0" in lines[2]
     assert out.events == ["write", "flush"] * 3  # every line flushed as it is written
 
@@ -75,7 +76,9 @@ def test_bar_on_a_terminal() -> None:
     progress.update(scanned=20, rewritten=15, skipped=5)
     progress.close()
     text = out.getvalue()
-    assert "rewrite t" in text and "20/20" in text and "item/s" in text
+    assert "rewrite t" in text
+    assert "20/20" in text
+    assert "item/s" in text
     assert "15 rewritten, 5 skipped, 0 failed" in text
 
 
@@ -103,7 +106,8 @@ def test_lines_reach_a_pipe_while_the_process_runs(tmp_path: Path) -> None:
     with subprocess.Popen(
         [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
     ) as child:
-        assert child.stdout is not None and child.stdin is not None
+        assert child.stdout is not None
+        assert child.stdin is not None
         ready, _, _ = select.select([child.stdout], [], [], 30)
         running = child.poll() is None
         first = child.stdout.readline().decode() if ready else ""

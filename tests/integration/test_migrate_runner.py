@@ -325,13 +325,16 @@ def test_ttl_switch_keeps_both_attributes_then_moves_the_setting(
         RefusingTTL(dynamodb_client), table_b, snapshot, plan=plan, segments=1, out=io.StringIO()
     )
     [text] = pending.ttl_pending
-    assert "one TTL change per table per hour" in text and "run migrate again" in text
+    assert "one TTL change per table per hour" in text
+    assert "run migrate again" in text
     items = dynamodb_client.scan(TableName=table_name)["Items"]
     # Both attributes, same instant: items expire whichever attribute TTL reads.
-    assert all(i["expires"] == i["ttl"] for i in items) and len(items) == 3
+    assert all(i["expires"] == i["ttl"] for i in items)
+    assert len(items) == 3
 
     done = st.migrate(db, table_b, snapshot, plan=plan, segments=1, out=io.StringIO())
-    assert done.ttl_pending == [] and any("enabled on 'ttl'" in s for s in done.ttl_steps)
+    assert done.ttl_pending == []
+    assert any("enabled on 'ttl'" in s for s in done.ttl_steps)
     ttl = dynamodb_client.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"]
     assert (ttl["TimeToLiveStatus"], ttl.get("AttributeName")) == ("ENABLED", "ttl")
 

@@ -143,5 +143,13 @@ class MigrationError(SingleTableError):
     """The migration runner cannot apply a plan (a table migration, a bad checkpoint, ...)."""
 
 
+class ConfigurationError(SingleTableError):
+    """The AWS client cannot be set up: no region, or no credentials, in the environment."""
+
+
+class EndpointError(SingleTableError):
+    """The DynamoDB endpoint could not be reached (connection refused, DNS, timeout)."""
+
+
 class EstimateError(SingleTableError, ValueError):
     """The capacity estimator was not given what it needs (an update's new item, ...)."""

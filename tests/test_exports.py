@@ -102,6 +102,8 @@ PUBLIC = {
     "UnknownEntityError",
     "SnapshotError",
     "MigrationError",
+    "ConfigurationError",
+    "EndpointError",
     "__version__",
 }
 

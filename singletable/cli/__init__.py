@@ -8,10 +8,12 @@ A model reference is ``module:attribute`` (``singletable.examples:demo``), a mod
 ``app/models.py:table``). The attribute may be a `Table`, an `Entity` class (its table)
 or a list/tuple of tables.
 
-Exit codes: 0 success (``plan``: nothing unsafe), 1 a migration left items it could not
-rewrite, 2 a usage error (bad reference, unreadable snapshot, ...); ``plan`` returns 3
-(online index change), 4 (item rewrite), 5 (breaking for reads) or 6 (table migration)
-for the worst change it finds.
+Exit codes (`singletable.cli.codes.ExitCode`): 0 success (``plan``: nothing unsafe), 1 a
+migration left items it could not rewrite, 2 a usage error; ``plan`` returns 3 (online
+index change), 4 (item rewrite), 5 (breaking for reads) or 6 (table migration) for the
+worst change it finds; 7 a bad snapshot, 8 no AWS region or credentials, 9 an unreachable
+endpoint, 10 a migration refused, 11 an error from DynamoDB, 12 a TTL switch pending.
+Every failure is one line on stderr.
 """
 
 from __future__ import annotations
@@ -26,18 +28,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TextIO
 
+from singletable.cli.codes import EXIT_CODES_HELP, ExitCode, code_for
 from singletable.entity import Entity
 from singletable.errors import SingleTableError
 from singletable.model.table import Table
-
-_PLAN_CODES = """exit codes:
-  0  nothing unsafe (only safe changes, or none)
-  3  online index change: add/remove/rebuild a GSI (UpdateTable, backfill)
-  4  item rewrite: stored items no longer match their key templates
-  5  breaking for reads: some stored items stop decoding
-  6  table migration: key schema or LSI change, needs a new table
-  2  usage error (bad model reference or snapshot)
-"""
 
 _MODEL_HELP = (
     "the model: module:attribute (a Table, an Entity class or a list of tables), a module "
@@ -167,7 +161,10 @@ def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
 
     tables = load_model(args.model)
     doc = _snapshot(args.snapshot)
-    db = Connection(endpoint_url=args.endpoint_url, region_name=args.region)
+    transform = _transforms(args.transform or [])
+    db = Connection(
+        endpoint_url=args.endpoint_url, region_name=args.region, max_attempts=args.max_attempts
+    )
     report = migrate(
         db,
         tables,
@@ -176,8 +173,38 @@ def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
         checkpoint=args.checkpoint,
         segments=args.segments,
         out=out,
+        transform=transform,
     )
-    return 1 if report.failed else 0
+    if report.failed:
+        return ExitCode.ITEMS_FAILED
+    return ExitCode.TTL_PENDING if report.ttl_pending else ExitCode.OK
+
+
+def _function(ref: str) -> Any:
+    module_ref, sep, name = ref.rpartition(":")
+    if not sep or not module_ref or not name:
+        raise CLIError(f"--transform {ref!r}: expected module:function or path.py:function")
+    value: Any = _import(module_ref)
+    for part in name.split("."):
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise CLIError(f"--transform {ref!r}: {module_ref!r} has no {name!r}") from None
+    if not callable(value):
+        raise CLIError(f"--transform {ref!r} is a {type(value).__name__}, not a function")
+    return value
+
+
+def _transforms(refs: Sequence[str]) -> Any:
+    """``--transform [ENTITY=]module:function`` options as `migrate`'s ``transform``."""
+    bare = [r for r in refs if "=" not in r.partition(":")[0]]
+    named = {r.partition("=")[0]: _function(r.partition("=")[2]) for r in refs if r not in bare}
+    if len(bare) > 1 or (bare and named):
+        raise CLIError(
+            "--transform: give one MODULE:FUNCTION for every entity, or ENTITY=MODULE:FUNCTION "
+            "once per entity, not both"
+        )
+    return _function(bare[0]) if bare else (named or None)
 
 
 def _cmd_lint(args: argparse.Namespace, out: TextIO) -> int:
@@ -261,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compare the current model with a committed snapshot and list every "
         "change with its class and reason. The exit code is that of the worst change, so CI "
         "can gate on it.",
-        epilog=_PLAN_CODES,
+        epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("model", help=_MODEL_HELP)
@@ -273,8 +300,12 @@ def build_parser() -> argparse.ArgumentParser:
         "migrate",
         help="apply index changes and rewrite items to a live table",
         description="Apply what `plan` finds: create/delete GSIs one at a time (waiting "
-        "for ACTIVE) and rewrite the items of entities whose keys changed. Table migrations "
-        "are refused. Exit code 1 if some items could not be rewritten.",
+        "for ACTIVE), rewrite the items of entities whose stored form changed, and move the "
+        "TTL setting. Each rewrite is conditional on the item being unchanged since it was "
+        "read and retried from a fresh read, so it can run while the application writes. "
+        "Table migrations are refused. Progress: a bar on a terminal, plain lines otherwise.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("model", help=_MODEL_HELP)
     p.add_argument("snapshot", help="the snapshot file the stored data was written with")
@@ -299,6 +330,20 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=4,
         help="parallel scan segments per entity (default 4)",
+    )
+    p.add_argument(
+        "--transform",
+        action="append",
+        metavar="[ENTITY=]MODULE:FUNCTION",
+        help="a function from a stored item's values (a dict keyed by attribute name) to the "
+        "new model's field values, for rewrites the plan flags as not mechanical (narrowed "
+        "precision, a key field's type changed); ENTITY= limits it to one entity; repeatable",
+    )
+    p.add_argument(
+        "--max-attempts",
+        type=_positive_int,
+        default=10,
+        help="attempts per request (throttling, network errors) before giving up (default 10)",
     )
     p.set_defaults(func=_cmd_migrate)
 
@@ -358,6 +403,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _fail(command: str, exc: Exception) -> None:
+    # One line: a message that spans lines (a botocore reason, a pydantic error) is joined.
+    text = " ".join(str(exc).split())
+    print(f"singletable {command}: error: {text}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int:
     """Run the command line; returns the exit code (``sys.exit(main())`` in scripts).
 
@@ -369,9 +420,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args, out or sys.stdout)
-    except (CLIError, SingleTableError) as exc:
-        print(f"singletable {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+    except CLIError as exc:
+        _fail(args.command, exc)
+        return ExitCode.USAGE
+    except SingleTableError as exc:
+        _fail(args.command, exc)
+        return code_for(exc)
     except BrokenPipeError:
         # The reader went away (`singletable demo | head`): stop quietly like other
         # command-line tools, and keep the interpreter from complaining at exit.

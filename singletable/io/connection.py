@@ -15,9 +15,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import (
+    ClientError,
+    HTTPClientError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+)
+from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
-from singletable.errors import ServiceError
+from singletable.errors import ConfigurationError, EndpointError, ServiceError
 from singletable.model.definition import create_table_request
 from singletable.model.table import Table
 from singletable.operations.protocol import Call, Operation, Sleep
@@ -113,9 +120,15 @@ class Connection:
                 retries={"mode": "standard", "max_attempts": max_attempts},
             )
             session = session or boto3.Session()
-            client = session.client(
-                "dynamodb", region_name=region_name, endpoint_url=endpoint_url, config=config
-            )
+            try:
+                client = session.client(
+                    "dynamodb", region_name=region_name, endpoint_url=endpoint_url, config=config
+                )
+            except NoRegionError:
+                raise ConfigurationError(
+                    "no AWS region: pass region_name (CLI: --region), or set AWS_REGION / "
+                    "AWS_DEFAULT_REGION or a profile's region"
+                ) from None
         self.client = client
         self.meter = CapacityMeter()
         self._sleep = sleep
@@ -123,9 +136,24 @@ class Connection:
     # -- raw calls -------------------------------------------------------------------
 
     def call(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Send one request; DynamoDB errors become `ServiceError` (with the error response)."""
+        """Send one request; DynamoDB errors become `ServiceError` (with the error response).
+
+        Raises:
+            ServiceError: DynamoDB answered with an error.
+            EndpointError: The endpoint could not be reached (after botocore's retries).
+            ConfigurationError: No credentials were found.
+        """
         try:
             response: dict[str, Any] = getattr(self.client, action)(**params)
+        except (BotocoreConnectionError, HTTPClientError) as exc:
+            # Connection refused, DNS failure, timeouts: nothing reached DynamoDB.
+            endpoint = self.client.meta.endpoint_url
+            raise EndpointError(f"cannot reach DynamoDB at {endpoint}: {exc}") from exc
+        except (NoCredentialsError, PartialCredentialsError) as exc:
+            raise ConfigurationError(
+                f"no usable AWS credentials ({exc}): configure a profile or set "
+                "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"
+            ) from None
         except ClientError as exc:
             error = exc.response.get("Error", {})
             raw = dict(exc.response)

@@ -6,6 +6,7 @@
 * `planner`: what a model change does to stored items, classified (`plan_changes`).
 * `lint`: hot-partition warnings.
 * `migrate`: the runner that carries a plan out on a live table.
+* `progress`: the progress display of long-running work (a bar, or flushed lines).
 
 The modules are not imported here, so that importing one (the CLI's ``synth`` needs only
 `schema`) does not load the others.

@@ -70,6 +70,8 @@ class Change:
         action: What the migration runner does for it (``None``: nothing to run), e.g.
             ``{"op": "create_gsi", "index": "GSI3"}`` or
             ``{"op": "rewrite", "old": "AuditEvent@1", "new": "AuditEvent@1"}``.
+        needs_transform: Why the rewrite cannot be done mechanically for some stored
+            values (``None``: it can); the runner refuses it unless given a transform.
     """
 
     kind: ChangeClass
@@ -77,6 +79,7 @@ class Change:
     subject: str
     reason: str
     action: Mapping[str, Any] | None = None
+    needs_transform: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""

@@ -126,7 +126,6 @@ def test_demo_calls_run_demo(monkeypatch: pytest.MonkeyPatch) -> None:
         (["synth", "singletable.examples:sample_items"], "is a function, not a model"),
         (["synth", "json"], "module 'json' defines no Table"),
         (["synth", "missing/file.py"], "no such file: missing/file.py"),
-        (["plan", "singletable.examples:demo", "absent.json"], "absent.json: cannot read"),
     ],
 )
 def test_usage_errors_exit_2_with_a_message(
@@ -138,6 +137,17 @@ def test_usage_errors_exit_2_with_a_message(
     err = capsys.readouterr().err
     assert err.startswith(f"singletable {argv[0]}: error: ")
     assert message in err
+
+
+@pytest.mark.parametrize("command", ["plan", "migrate"])
+def test_missing_snapshot_is_a_bad_snapshot_exit_7(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = run(command, "singletable.examples:demo", "absent.json")
+    assert (code, out) == (7, "")
+    err = capsys.readouterr().err
+    assert err.startswith(f"singletable {command}: error: absent.json: cannot read")
+    assert err.count("\n") == 1
 
 
 def test_module_that_fails_to_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,7 +162,7 @@ def test_snapshot_of_another_format_version(
 ) -> None:
     old = tmp_path / "old.json"
     old.write_text(json.dumps({"format_version": 99, "tables": {}}))
-    assert run("plan", "singletable.examples:demo", str(old))[0] == 2
+    assert run("plan", "singletable.examples:demo", str(old))[0] == 7  # bad snapshot
     err = capsys.readouterr().err
     assert "old.json: snapshot format_version is 99" in err
 
@@ -165,7 +175,8 @@ def test_as_a_subprocess_with_help() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "4  item rewrite" in done.stdout
+    assert "4  plan: item rewrite" in done.stdout
+    assert "9  DynamoDB endpoint unreachable" in done.stdout
     assert "module:attribute" in done.stdout
     done = subprocess.run(
         [sys.executable, "-m", "singletable.cli", "synth", "singletable.examples:demo"],

@@ -70,7 +70,8 @@ def test_key_template_change_is_migrated_end_to_end(
     report = st.migrate(db, table_b, before, checkpoint=checkpoint, segments=3, out=out)
     [stats] = report.rewrites.values()
     assert (stats.rewritten, stats.moved, stats.failed) == (12, 12, 0)
-    assert "segment 3/3" in out.getvalue()
+    assert "3 of 3 segment(s) to scan" in out.getvalue()
+    assert "12 of ~12 scanned (100%), 12 rewritten, 0 skipped, 0 failed" in out.getvalue()
     keys = raw_sort_keys(dynamodb_client, table_name)
     assert len(keys) == 12
     # New literal and the new 8-digit padding of seq: none left under the old keys.

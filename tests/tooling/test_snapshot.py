@@ -127,13 +127,13 @@ def test_snapshot_missing_a_section_is_refused_naming_it() -> None:
         st.load_snapshot(json.dumps(document), source="snap.json")
 
 
-def test_snapshot_that_is_not_utf8_is_a_usage_error(
+def test_snapshot_that_is_not_utf8_is_a_bad_snapshot(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bad = tmp_path / "binary.json"
     bad.write_bytes(b"\xff\xfe{\x00")
     code = main(["plan", "singletable.examples:demo", str(bad)], out=io.StringIO())
-    assert code == 2
+    assert code == 7  # ExitCode.BAD_SNAPSHOT
     err = capsys.readouterr().err
     assert "binary.json" in err
     assert "UTF-8" in err

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import itertools
+import types
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -498,3 +499,110 @@ def entity_instances(draw: hs.DrawFn, spec: EntitySpec, model: type[st.Entity]) 
             value = None
         values[attribute.name] = value
     return model(**values)
+
+
+# --------------------------------------------------------------------------------------
+# Generated entity classes (tests of every write and read path over random models)
+#
+# An `SimpleEntitySpec` is a random entity declaration: its fields (of kinds whose values every
+# backend stores as they are), its table key templates and an optional GSI. `build_simple_entity`
+# turns it into a real `Entity` subclass on a given table, as a class statement would.
+
+#: Field kinds whose values are also valid attributes on every backend (no 39-digit ints,
+#: no decimal exponents beyond DynamoDB's range, no floats that lose digits).
+ENTITY_FIELD_KINDS: tuple[FieldKind, ...] = (
+    FieldKind("str", str, hs.one_of(_near_text(), key_text(max_size=6)), _utf8),
+    FieldKind("int", int, hs.integers(min_value=-(10**12), max_value=10**12)),
+    FieldKind("fixed", Annotated[int, KeyFormat(width=6)], fixed_ints(6)),
+    FieldKind("datetime", dt.datetime, utc_datetimes()),
+    FieldKind("date", dt.date, key_dates()),
+    FieldKind("uuid", uuid.UUID, hs.uuids()),
+    FieldKind("shade", Shade, hs.sampled_from(Shade), _enum_value),
+)
+
+_ENTITY_LITERALS = ("K", "EVT", "A", "B", "AB", "Z0")
+_simple_entity_names = iter(range(10**9))
+
+
+@dataclass(frozen=True)
+class SimpleEntitySpec:
+    """A random entity declaration (see `simple_entity_specs`)."""
+
+    name: str
+    fields: tuple[tuple[str, FieldKind], ...]
+    pk: str
+    sk: str
+    #: (pk, sk) templates of index ``GSI1``, or ``None``.
+    gsi: tuple[str, str] | None
+
+    @property
+    def kinds(self) -> dict[str, FieldKind]:
+        """Field name -> kind."""
+        return dict(self.fields)
+
+
+def _simple_template(draw: hs.DrawFn, names: list[str], *, literal_first: bool) -> str:
+    segments: list[str] = []
+    if literal_first or not names or draw(hs.booleans()):
+        segments.append(draw(hs.sampled_from(_ENTITY_LITERALS)))
+    for name in names:
+        segments.append("{" + name + "}")
+        if draw(hs.integers(0, 3)) == 0:
+            segments.append(draw(hs.sampled_from(_ENTITY_LITERALS)))
+    if len(segments) == 1 and names:  # a lone text field could make an empty key
+        segments.insert(0, draw(hs.sampled_from(_ENTITY_LITERALS)))
+    return "#".join(segments)
+
+
+@hs.composite
+def simple_entity_specs(draw: hs.DrawFn, *, with_gsi: bool | None = None) -> SimpleEntitySpec:
+    """Entities of 2..6 fields: 1 partition key field, 0..2 sort key fields, maybe a GSI.
+
+    The GSI (when drawn) is keyed on fields outside the table key, plus maybe one of them.
+    """
+    kinds = draw(hs.lists(hs.sampled_from(ENTITY_FIELD_KINDS), min_size=2, max_size=6))
+    names = [f"f{i}" for i in range(len(kinds))]
+    fields = tuple(zip(names, kinds, strict=True))
+    n_sk = draw(hs.integers(0, min(2, len(names) - 1)))
+    pk_fields, sk_fields, rest = names[:1], names[1 : 1 + n_sk], names[1 + n_sk :]
+    gsi = None
+    if (with_gsi if with_gsi is not None else draw(hs.booleans())) and rest:
+        gsi_pk = rest[:1]
+        gsi_sk = rest[1:2] + draw(hs.sampled_from([[], pk_fields]))
+        gsi = (
+            _simple_template(draw, gsi_pk, literal_first=True),
+            _simple_template(draw, gsi_sk, literal_first=False),
+        )
+    return SimpleEntitySpec(
+        name=f"Gen{next(_simple_entity_names)}",
+        fields=fields,
+        pk=_simple_template(draw, pk_fields, literal_first=True),
+        sk=_simple_template(draw, sk_fields, literal_first=False),
+        gsi=gsi,
+    )
+
+
+def build_simple_entity(spec: SimpleEntitySpec, table: Any, *, extra: Mapping[str, Any] = {}) -> Any:
+    """The `Entity` subclass ``spec`` declares on ``table`` (``extra``: more field types)."""
+    options: dict[str, Any] = {"table": table, "pk": spec.pk, "sk": spec.sk}
+    if spec.gsi is not None:
+        options["indexes"] = {"GSI1": st.IndexKeys(pk=spec.gsi[0], sk=spec.gsi[1])}
+    annotations = {name: kind.annotation for name, kind in spec.fields} | dict(extra)
+
+    def body(ns: dict[str, Any]) -> None:
+        ns["__annotations__"] = annotations
+        ns["__module__"] = __name__
+        for name in extra:
+            ns[name] = None
+
+    return types.new_class(spec.name, (st.Entity,), options, body)
+
+
+def simple_entity_values(spec: SimpleEntitySpec) -> hs.SearchStrategy[dict[str, Any]]:
+    """Values for every field of ``spec`` (never an empty key: templates start literal)."""
+    return hs.fixed_dictionaries({name: kind.values for name, kind in spec.fields})
+
+
+def simple_entity_table(name: str) -> Any:
+    """A table with the ``GSI1`` index (``GSI1PK``/``GSI1SK``) generated entities may use."""
+    return st.Table(name, indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])

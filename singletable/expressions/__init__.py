@@ -22,6 +22,7 @@ from singletable.expressions.tree import (
     render_condition,
     render_projection,
     render_update,
+    plain_set_value,
     update_paths,
 )
 
@@ -42,5 +43,6 @@ __all__ = [
     "render_condition",
     "render_projection",
     "render_update",
+    "plain_set_value",
     "update_paths",
 ]

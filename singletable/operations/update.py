@@ -14,6 +14,7 @@ from singletable.errors import (
     ExpressionError,
     NotFoundError,
     ServiceError,
+    SingleTableError,
     VersionConflictError,
 )
 from singletable.expressions.tree import (
@@ -22,6 +23,7 @@ from singletable.expressions.tree import (
     Placeholders,
     UpdateAction,
     and_,
+    plain_set_value,
     render_update,
     update_paths,
 )
@@ -90,6 +92,21 @@ class Update(Operation[E]):
     # -- builder -------------------------------------------------------------------------
 
     def _ref(self, name: str) -> FieldRef:
+        """The reference of a field this update may write; every write path asks it.
+
+        Refuses the table's key and bookkeeping attributes (written from the templates and
+        the entity, never directly), unknown fields and primary key fields.
+        """
+        table = self.plan.table
+        reserved = {*table.key_attributes(), table.entity_attribute, table.version_attribute}
+        if table.ttl_attribute is not None:
+            reserved.add(table.ttl_attribute)
+        if name in reserved:
+            raise ExpressionError(
+                f"{self.plan.label}: {name!r} is a key or bookkeeping attribute of table "
+                f"{table.name!r}; it is written from the key templates and the entity, so "
+                "change the fields it is built from with .set(...)"
+            )
         if name not in self.plan.fields:
             raise ExpressionError(f"{self.plan.label}: update of unknown field {name!r}")
         if name in self.plan.primary.fields:
@@ -123,7 +140,8 @@ class Update(Operation[E]):
     def remove(self, *names: str) -> Update[E]:
         """Remove attributes (the fields must be optional or have defaults)."""
         for name in names:
-            if self.plan.fields.get(name) is not None and self.plan.fields[name].required:
+            self._ref(name)
+            if self.plan.fields[name].required:
                 raise ExpressionError(
                     f"{self.plan.label}: field {name!r} is required; removing it would make "
                     "the item undecodable"
@@ -167,8 +185,34 @@ class Update(Operation[E]):
         return self
 
     def apply(self, *actions: UpdateAction) -> Update[E]:
-        """Raw actions on nested paths, e.g. ``Order.f.meta["k"].set(1)``."""
-        self._actions.extend(actions)
+        """Raw actions on nested paths, e.g. ``Order.f.meta["k"].set(1)``.
+
+        Raw actions follow the rules of the other methods: a top-level ``set`` of a plain
+        value is `set` (validated, index keys and TTL rewritten) and a top-level ``remove``
+        is `remove`; no action may write a primary key field or a key or bookkeeping
+        attribute of the table, and one that computes a field feeding an index key (an
+        increment, ``if_not_exists``) is refused, as the new key cannot be known.
+        """
+        for action in actions:
+            if not isinstance(action, UpdateAction):
+                raise ExpressionError(
+                    f"{self.plan.label}: apply() takes UpdateActions, got {type(action).__name__}"
+                )
+            name = str(action.path[0])
+            self._ref(name)
+            if len(action.path) == 1 and action.clause == "REMOVE":
+                self.remove(name)
+                continue
+            value = plain_set_value(action) if len(action.path) == 1 else None
+            if value is None:
+                self._actions.append(action)
+                continue
+            field = self.plan.fields[name]
+            try:
+                decoded = None if "NULL" in value else field.codec.from_av(value)
+            except SingleTableError as exc:
+                raise ExpressionError(f"{action.label}: cannot be set to {value!r}: {exc}") from None
+            self.set(**{name: decoded})
         return self
 
     def known(self, **values: Any) -> Update[E]:

@@ -21,6 +21,19 @@ class KeyEncodeError(SingleTableError, ValueError):
     """A value cannot be written into a key (wrong type, out of range, unsupported)."""
 
 
+class KeyTooLargeError(KeyEncodeError):
+    """A key, or a key condition's bound, exceeds DynamoDB's key size limit.
+
+    ``size`` is its UTF-8 length in bytes, ``limit`` the limit (2,048 bytes for a
+    partition key, 1,024 for a sort key).
+    """
+
+    def __init__(self, message: str, *, size: int, limit: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
+
+
 class KeyDecodeError(SingleTableError, ValueError):
     """A stored key string does not match the template or codec that should have written it."""
 

@@ -76,6 +76,7 @@ PUBLIC = {
     "SingleTableError",
     "ModelDefinitionError",
     "KeyEncodeError",
+    "KeyTooLargeError",
     "KeyDecodeError",
     "ItemEncodeError",
     "ItemDecodeError",

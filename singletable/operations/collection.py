@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from singletable.errors import KeyEncodeError, QueryError
+from singletable.errors import KeyEncodeError, KeyTooLargeError, QueryError
 from singletable.expressions.tree import Placeholders, render_condition
 from singletable.model.plan import plan_of
 from singletable.operations.common import key_ref
@@ -111,8 +111,12 @@ class CollectionQuery(BaseQuery["BaseModel"]):
                     self._sk_equals = sk.format(values)
                 else:
                     self._prefix = sk.prefix(values, len(given))
+            except KeyTooLargeError:
+                raise
             except KeyEncodeError as exc:
                 raise QueryError(str(exc)) from None
+            if self._prefix is not None:
+                sk.check_size(self._prefix, "the sort key prefix of the given fields")
 
     def _shared_sk_field(self, name: str) -> bool:
         sources = {kp.sk.source if kp.sk else None for kp in self.collection.key_plans}
@@ -144,6 +148,7 @@ class CollectionQuery(BaseQuery["BaseModel"]):
             q._prefix = sk.partial_prefix({}, 0, partial)
         except KeyEncodeError as exc:
             raise QueryError(str(exc)) from None
+        sk.check_size(q._prefix, f"the begins_with({name}=...) prefix")
         return q
 
     def descending(self) -> CollectionQuery:

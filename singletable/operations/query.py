@@ -39,6 +39,7 @@ from singletable.expressions.tree import (
     render_projection,
 )
 from singletable.keys.ranges import can_produce_key_in
+from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES
 from singletable.model.unique import is_guard_item
 from singletable.operations.common import key_ref
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
@@ -86,6 +87,32 @@ def _same_key_value(a: Any, b: Any) -> bool:
         except (ArithmeticError, ValueError, TypeError):
             return False
     return False
+
+
+def _key_value_problem(av: Any, key_type: str, *, partition: bool) -> str | None:
+    """What makes ``av`` unacceptable as a value of a key attribute of ``key_type``."""
+    if not isinstance(av, dict) or len(av) != 1:
+        return f"is not an attribute value: {av!r}"
+    ((kind, value),) = av.items()
+    if kind != key_type:
+        return f"must be of type {key_type}, got {kind}"
+    limit = MAX_PARTITION_KEY_BYTES if partition else MAX_SORT_KEY_BYTES
+    if kind == "N":
+        try:
+            number = Decimal(value)
+        except (ArithmeticError, ValueError, TypeError):
+            return f"must hold a number, got {value!r}"
+        if not number.is_finite() or (
+            number and not Decimal("1E-130") <= abs(number) < Decimal("1E126")
+        ):
+            return f"must hold a number DynamoDB can store, got {value!r}"
+        return None
+    if not value:
+        return "is empty; DynamoDB refuses empty key values"
+    size = len(value.encode("utf-8", "surrogatepass")) if kind == "S" else len(value)
+    if size > limit:
+        return f"is {size} bytes, over DynamoDB's key limit of {limit} bytes"
+    return None
 
 
 def same_version(plan: EntityPlan, item: Item) -> bool:
@@ -221,13 +248,22 @@ class BaseQuery(Generic[T]):
 
     def _check_start_key(self, key: Item) -> None:
         # An unsigned cursor can be edited: at least make sure its start key has the
-        # shape of this read's keys and lies in this query's partition.
+        # full shape of this read's keys (names, types, values DynamoDB accepts as keys)
+        # and lies in this query's partition.
         expected = self._key_attributes()
         if sorted(key) != sorted(expected):
             raise CursorError(
                 f"cursor was altered: its start key has attributes {sorted(key)}, "
                 f"this read's keys have {sorted(expected)}"
             )
+        types = self.table.key_attributes()
+        partition_keys = {s.pk for s in self.table.key_schemas()}
+        for name in expected:
+            problem = _key_value_problem(key[name], types[name], partition=name in partition_keys)
+            if problem:
+                raise CursorError(
+                    f"cursor was altered: its start key attribute {name!r} {problem}"
+                )
         partition = self._partition_av()
         if partition is not None and not _same_key_value(key[partition[0]], partition[1]):
             raise CursorError(

@@ -51,6 +51,18 @@ class ItemTooLargeError(ItemEncodeError):
         self.limit = limit
 
 
+class TextEncodeError(ItemEncodeError, KeyEncodeError):
+    """A string cannot be stored: it holds a lone surrogate, which UTF-8 cannot encode.
+
+    Raised for attribute values, key values, map keys and expression values alike, before
+    the request is sent; ``where`` is the string's place in the request.
+    """
+
+    def __init__(self, message: str, *, where: str) -> None:
+        super().__init__(message)
+        self.where = where
+
+
 class ItemDecodeError(SingleTableError, ValueError):
     """A stored item cannot be decoded into its entity class."""
 

@@ -696,14 +696,14 @@ def sibling_queries(
     image = kind.image
     if op == "begins_with":
         partial = draw(hs.sampled_from(["", "a", "a#", "\xe9"]))
-        return query.begins_with(**{name: partial}), lambda i: same(i) and i[name].startswith(
-            partial
-        )
+        return query.begins_with(
+            **{name: partial}
+        ), lambda i: same(i) and i[name].startswith(partial)
     if op == "between":
         low, high = sorted([draw(kind.values), draw(kind.values)], key=image)
-        return query.between(**{name: (low, high)}), lambda i: same(i) and image(
-            low
-        ) <= image(i[name]) <= image(high)
+        return query.between(
+            **{name: (low, high)}
+        ), lambda i: same(i) and image(low) <= image(i[name]) <= image(high)
     bound = draw(kind.values)
     compare: dict[str, Callable[[Any, Any], bool]] = {
         "gt": lambda x, y: x > y,
@@ -711,6 +711,6 @@ def sibling_queries(
         "lt": lambda x, y: x < y,
         "le": lambda x, y: x <= y,
     }
-    return getattr(query, op)(**{name: bound}), lambda i: same(i) and compare[op](
-        image(i[name]), image(bound)
-    )
+    return getattr(query, op)(
+        **{name: bound}
+    ), lambda i: same(i) and compare[op](image(i[name]), image(bound))

@@ -7,7 +7,6 @@ backend half is ``tests/integration/test_collection_members.py``.
 
 from __future__ import annotations
 
-
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from strategies import EntitySpec, build_entity, entity_specs, entity_table, entity_values

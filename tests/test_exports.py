@@ -102,6 +102,7 @@ PUBLIC = {
     "TransactionCanceledError",
     "UnknownEntityError",
     "SnapshotError",
+    "TextEncodeError",
     "MigrationError",
     "__version__",
 }

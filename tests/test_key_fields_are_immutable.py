@@ -50,9 +50,7 @@ def test_apply_cannot_change_a_primary_key_field() -> None:
         Thing.update(box="b", tid="t").apply(Thing.f.box.set("z")).params()
 
 
-@pytest.mark.parametrize(
-    "attribute", ["PK", "SK", "GSI1PK", "GSI1SK", "_et", "_ev", "expires"]
-)
+@pytest.mark.parametrize("attribute", ["PK", "SK", "GSI1PK", "GSI1SK", "_et", "_ev", "expires"])
 def test_raw_actions_cannot_write_key_or_bookkeeping_attributes(attribute: str) -> None:
     raw = st.FieldRef((attribute,), to_attribute_value)
     for action in (raw.set("x"), raw.remove()):

@@ -19,10 +19,10 @@ from singletable.expressions.tree import (
     condition_paths,
     not_,
     or_,
+    plain_set_value,
     render_condition,
     render_projection,
     render_update,
-    plain_set_value,
     update_paths,
 )
 

@@ -261,9 +261,7 @@ class BaseQuery(Generic[T]):
         for name in expected:
             problem = _key_value_problem(key[name], types[name], partition=name in partition_keys)
             if problem:
-                raise CursorError(
-                    f"cursor was altered: its start key attribute {name!r} {problem}"
-                )
+                raise CursorError(f"cursor was altered: its start key attribute {name!r} {problem}")
         partition = self._partition_av()
         if partition is not None and not _same_key_value(key[partition[0]], partition[1]):
             raise CursorError(

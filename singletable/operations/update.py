@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from singletable.attributes.size import MAX_ITEM_SIZE, attribute_value_size, item_size
 from singletable.errors import (
     ConditionFailedError,
     ExpressionError,
+    ItemTooLargeError,
     NotFoundError,
     ServiceError,
     SingleTableError,
@@ -211,7 +213,9 @@ class Update(Operation[E]):
             try:
                 decoded = None if "NULL" in value else field.codec.from_av(value)
             except SingleTableError as exc:
-                raise ExpressionError(f"{action.label}: cannot be set to {value!r}: {exc}") from None
+                raise ExpressionError(
+                    f"{action.label}: cannot be set to {value!r}: {exc}"
+                ) from None
             self.set(**{name: decoded})
         return self
 
@@ -405,6 +409,38 @@ class Update(Operation[E]):
             defaults.append(ref.set(ref.if_not_exists(default)))
         return defaults
 
+    def _check_written_size(self, actions: list[UpdateAction]) -> None:
+        """Refuse an update whose result is certainly over DynamoDB's 400 KB item limit.
+
+        The item after the update holds at least the key and every plain value the update
+        SETs (index keys and bookkeeping included): their size is a lower bound, and
+        over the limit the update cannot succeed. What the stored item already holds
+        (attributes the update leaves alone), and values computed by DynamoDB (``ADD``,
+        arithmetic, ``if_not_exists``, ``list_append``) cannot be known here; an update
+        that crosses the limit through them is refused by DynamoDB (`ServiceError`,
+        ``ValidationException``).
+        """
+        top: dict[str, int] = {name: item_size({name: av}) for name, av in self.key.items()}
+        nested = 0
+        for action in actions:
+            value = plain_set_value(action)
+            if value is None:
+                continue
+            name = str(action.path[0])
+            if len(action.path) == 1:
+                top[name] = item_size({name: value})
+            else:
+                nested += attribute_value_size(value)
+        size = sum(top.values()) + nested
+        if size > MAX_ITEM_SIZE:
+            raise ItemTooLargeError(
+                f"{self.plan.label}: the update writes at least {size} bytes (key and values "
+                f"set), over DynamoDB's item size limit of {MAX_ITEM_SIZE} bytes (400 KB); "
+                "move large values to S3 or split the item",
+                size=size,
+                limit=MAX_ITEM_SIZE,
+            )
+
     def _full_condition(self) -> Condition | None:
         parts: list[Condition] = []
         if not self.upsert:
@@ -452,7 +488,9 @@ class Update(Operation[E]):
         """The ``UpdateItem`` request of the item alone, its condition joined with ``extra``."""
         request: dict[str, Any] = {"TableName": self.plan.table.name, "Key": self.key}
         ph = Placeholders()
-        request["UpdateExpression"] = render_update(self._all_actions(), ph)
+        actions = self._all_actions()
+        self._check_written_size(actions)
+        request["UpdateExpression"] = render_update(actions, ph)
         condition = self._full_condition()
         if extra is not None:
             condition = extra if condition is None else and_(condition, extra)

@@ -245,7 +245,7 @@ def test_binary_start_keys_survive_the_cursor() -> None:
     from singletable.operations.cursor import make_cursor, read_cursor
 
     query = Blob.query(pid="a")
-    key = {"PK": {"S": "B#a"}, "SK": {"B": b"\x00\xff"}}
+    key: dict[str, dict[str, Any]] = {"PK": {"S": "B#a"}, "SK": {"B": b"\x00\xff"}}
     fingerprint = query._fingerprint()
     assert read_cursor(make_cursor(fingerprint, key), fingerprint) == key
     with pytest.raises(st.CursorError, match=r"'SK' must be of type S, got B"):

@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as hs
-from strategies import EntitySpec, build_entity, entity_specs, entity_table, entity_values
 
 import singletable as st
+from tests.strategies import (
+    SimpleEntitySpec,
+    build_simple_entity,
+    simple_entity_specs,
+    simple_entity_table,
+    simple_entity_values,
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -19,19 +25,21 @@ import singletable as st
 def test_a_collection_yields_its_members_and_reports_every_other_item(
     data: hs.DataObject,
 ) -> None:
-    table = entity_table("members")
-    specs: list[EntitySpec] = [data.draw(entity_specs()) for _ in range(3)]
+    table = simple_entity_table("members")
+    specs: list[SimpleEntitySpec] = [data.draw(simple_entity_specs()) for _ in range(3)]
     # One partition template for all: a collection needs it, and so does the confusion.
     classes = []
     for spec in specs:
         kinds = [("p", specs[0].fields[0][1]), *spec.fields[1:]]
-        shared = EntitySpec(spec.name, tuple(kinds), "P#{p}", spec.sk.replace("{f0}", "{p}"), None)
-        classes.append((shared, build_entity(shared, table)))
+        shared = SimpleEntitySpec(
+            spec.name, tuple(kinds), "P#{p}", spec.sk.replace("{f0}", "{p}"), None
+        )
+        classes.append((shared, build_simple_entity(shared, table)))
     n_members = data.draw(hs.integers(1, len(classes)))
     members = [cls for _, cls in classes[:n_members]]
     query = st.Collection("c", *members).query(p=data.draw(specs[0].fields[0][1].values))
     for spec, cls in classes:
-        values = data.draw(entity_values(spec))
+        values = data.draw(simple_entity_values(spec))
         item = cls.plan().to_item(cls(**values))
         decoded = query._decode(item)
         if cls in members:

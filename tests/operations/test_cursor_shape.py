@@ -13,10 +13,16 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
-from strategies import EntitySpec, build_entity, entity_specs, entity_table, entity_values
 
 import singletable as st
 from singletable.operations.cursor import make_cursor
+from tests.strategies import (
+    SimpleEntitySpec,
+    build_simple_entity,
+    simple_entity_specs,
+    simple_entity_table,
+    simple_entity_values,
+)
 
 
 def _cursor(query: Any, start_key: dict[str, Any]) -> str:
@@ -71,9 +77,9 @@ def _mutations(key: dict[str, Any]) -> list[dict[str, Any]]:
 @settings(max_examples=40, deadline=None)
 @given(hs.data())
 def test_only_start_keys_of_the_query_key_schema_are_sent(data: hs.DataObject) -> None:
-    spec: EntitySpec = data.draw(entity_specs())
-    cls = build_entity(spec, entity_table(f"t-{spec.name}"))
-    obj = cls(**data.draw(entity_values(spec)))
+    spec: SimpleEntitySpec = data.draw(simple_entity_specs())
+    cls = build_simple_entity(spec, simple_entity_table(f"t-{spec.name}"))
+    obj = cls(**data.draw(simple_entity_values(spec)))
     plan = cls.plan()
     for index in (None, *plan.indexes):
         key_plan = plan.key_plan(index)

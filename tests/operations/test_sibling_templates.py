@@ -14,10 +14,16 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
-from strategies import SiblingPair, build_entity, entity_values, sibling_pairs, sibling_queries
 
 import singletable as st
 from singletable.keys.ranges import can_produce_key_in
+from tests.strategies import (
+    SiblingPair,
+    build_simple_entity,
+    sibling_pairs,
+    sibling_queries,
+    simple_entity_values,
+)
 
 TYPE_FILTER = "#n0 = :v0"  # the first placeholders of the filter are the type test
 
@@ -35,7 +41,7 @@ def _models(pair: SiblingPair | None = None) -> tuple[Any, Any]:
             n: int
 
         return A, B
-    return build_entity(pair.a, table), build_entity(pair.b, table)
+    return build_simple_entity(pair.a, table), build_simple_entity(pair.b, table)
 
 
 def _type_filtered(request: dict[str, Any]) -> bool:
@@ -112,12 +118,12 @@ def test_a_sibling_key_inside_the_range_read_always_turns_the_filter_on(
 ) -> None:
     pair: SiblingPair = data.draw(sibling_pairs())
     A, B = _models(pair)
-    a_values = data.draw(entity_values(pair.a))
+    a_values = data.draw(simple_entity_values(pair.a))
     query, _ = data.draw(sibling_queries(pair, a_values, A))
     condition = query._key_condition()
     op, values = (None, ()) if condition is None else (condition.op, condition.values)
     for _ in range(8):
-        b_values = {**data.draw(entity_values(pair.b)), "p": a_values["p"]}
+        b_values = {**data.draw(simple_entity_values(pair.b)), "p": a_values["p"]}
         b_key = B.plan().primary.sk.format(b_values)
         if _selects(op, values, b_key):
             assert can_produce_key_in(B.plan().primary.sk, op, values)

@@ -17,10 +17,16 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
-from strategies import EntitySpec, build_entity, entity_specs, entity_table, entity_values
 
 import singletable as st
 from singletable.attributes.convert import to_attribute_value
+from tests.strategies import (
+    SimpleEntitySpec,
+    build_simple_entity,
+    simple_entity_specs,
+    simple_entity_table,
+    simple_entity_values,
+)
 
 NOW = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
 
@@ -100,9 +106,9 @@ def _writers(ref: st.FieldRef, value: Any) -> list[Callable[[st.Update[Any]], st
 @settings(max_examples=40, deadline=None)
 @given(hs.data())
 def test_no_write_path_changes_a_primary_key_field(data: hs.DataObject) -> None:
-    spec: EntitySpec = data.draw(entity_specs())
-    cls = build_entity(spec, entity_table(f"t-{spec.name}"))
-    values = data.draw(entity_values(spec))
+    spec: SimpleEntitySpec = data.draw(simple_entity_specs())
+    cls = build_simple_entity(spec, simple_entity_table(f"t-{spec.name}"))
+    values = data.draw(simple_entity_values(spec))
     key = {f: values[f] for f in cls.plan().primary.fields}
     for name in cls.plan().primary.fields:
         ref = getattr(cls.f, name)
@@ -115,10 +121,10 @@ def test_no_write_path_changes_a_primary_key_field(data: hs.DataObject) -> None:
 @settings(max_examples=40, deadline=None)
 @given(hs.data())
 def test_a_raw_top_level_set_is_the_same_update_as_set(data: hs.DataObject) -> None:
-    spec: EntitySpec = data.draw(entity_specs())
-    cls = build_entity(spec, entity_table(f"t-{spec.name}"))
+    spec: SimpleEntitySpec = data.draw(simple_entity_specs())
+    cls = build_simple_entity(spec, simple_entity_table(f"t-{spec.name}"))
     plan = cls.plan()
-    values = data.draw(entity_values(spec))
+    values = data.draw(simple_entity_values(spec))
     key = {f: values[f] for f in plan.primary.fields}
     for name in plan.fields:
         if name in key:

@@ -21,6 +21,19 @@ class KeyEncodeError(SingleTableError, ValueError):
     """A value cannot be written into a key (wrong type, out of range, unsupported)."""
 
 
+class KeyTooLargeError(KeyEncodeError):
+    """A key, or a key condition's bound, exceeds DynamoDB's key size limit.
+
+    ``size`` is its UTF-8 length in bytes, ``limit`` the limit (2,048 bytes for a
+    partition key, 1,024 for a sort key).
+    """
+
+    def __init__(self, message: str, *, size: int, limit: int) -> None:
+        super().__init__(message)
+        self.size = size
+        self.limit = limit
+
+
 class KeyDecodeError(SingleTableError, ValueError):
     """A stored key string does not match the template or codec that should have written it."""
 
@@ -36,6 +49,18 @@ class ItemTooLargeError(ItemEncodeError):
         super().__init__(message)
         self.size = size
         self.limit = limit
+
+
+class TextEncodeError(ItemEncodeError, KeyEncodeError):
+    """A string cannot be stored: it holds a lone surrogate, which UTF-8 cannot encode.
+
+    Raised for attribute values, key values, map keys and expression values alike, before
+    the request is sent; ``where`` is the string's place in the request.
+    """
+
+    def __init__(self, message: str, *, where: str) -> None:
+        super().__init__(message)
+        self.where = where
 
 
 class ItemDecodeError(SingleTableError, ValueError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import itertools
+import types
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -498,3 +499,218 @@ def entity_instances(draw: hs.DrawFn, spec: EntitySpec, model: type[st.Entity]) 
             value = None
         values[attribute.name] = value
     return model(**values)
+
+
+# --------------------------------------------------------------------------------------
+# Generated entity classes (tests of every write and read path over random models)
+#
+# An `SimpleEntitySpec` is a random entity declaration: its fields (of kinds whose values every
+# backend stores as they are), its table key templates and an optional GSI. `build_simple_entity`
+# turns it into a real `Entity` subclass on a given table, as a class statement would.
+
+#: Field kinds whose values are also valid attributes on every backend (no 39-digit ints,
+#: no decimal exponents beyond DynamoDB's range, no floats that lose digits).
+ENTITY_FIELD_KINDS: tuple[FieldKind, ...] = (
+    FieldKind("str", str, hs.one_of(_near_text(), key_text(max_size=6)), _utf8),
+    FieldKind("int", int, hs.integers(min_value=-(10**12), max_value=10**12)),
+    FieldKind("fixed", Annotated[int, KeyFormat(width=6)], fixed_ints(6)),
+    FieldKind("datetime", dt.datetime, utc_datetimes()),
+    FieldKind("date", dt.date, key_dates()),
+    FieldKind("uuid", uuid.UUID, hs.uuids()),
+    FieldKind("shade", Shade, hs.sampled_from(Shade), _enum_value),
+)
+
+_ENTITY_LITERALS = ("K", "EVT", "A", "B", "AB", "Z0")
+_simple_entity_names = iter(range(10**9))
+
+
+@dataclass(frozen=True)
+class SimpleEntitySpec:
+    """A random entity declaration (see `simple_entity_specs`)."""
+
+    name: str
+    fields: tuple[tuple[str, FieldKind], ...]
+    pk: str
+    sk: str
+    #: (pk, sk) templates of index ``GSI1``, or ``None``.
+    gsi: tuple[str, str] | None
+
+    @property
+    def kinds(self) -> dict[str, FieldKind]:
+        """Field name -> kind."""
+        return dict(self.fields)
+
+
+def _simple_template(draw: hs.DrawFn, names: list[str], *, literal_first: bool) -> str:
+    segments: list[str] = []
+    if literal_first or not names or draw(hs.booleans()):
+        segments.append(draw(hs.sampled_from(_ENTITY_LITERALS)))
+    for name in names:
+        segments.append("{" + name + "}")
+        if draw(hs.integers(0, 3)) == 0:
+            segments.append(draw(hs.sampled_from(_ENTITY_LITERALS)))
+    if len(segments) == 1 and names:  # a lone text field could make an empty key
+        segments.insert(0, draw(hs.sampled_from(_ENTITY_LITERALS)))
+    return "#".join(segments)
+
+
+@hs.composite
+def simple_entity_specs(draw: hs.DrawFn, *, with_gsi: bool | None = None) -> SimpleEntitySpec:
+    """Entities of 2..6 fields: 1 partition key field, 0..2 sort key fields, maybe a GSI.
+
+    The GSI (when drawn) is keyed on fields outside the table key, plus maybe one of them.
+    """
+    kinds = draw(hs.lists(hs.sampled_from(ENTITY_FIELD_KINDS), min_size=2, max_size=6))
+    names = [f"f{i}" for i in range(len(kinds))]
+    fields = tuple(zip(names, kinds, strict=True))
+    n_sk = draw(hs.integers(0, min(2, len(names) - 1)))
+    pk_fields, sk_fields, rest = names[:1], names[1 : 1 + n_sk], names[1 + n_sk :]
+    gsi = None
+    if (with_gsi if with_gsi is not None else draw(hs.booleans())) and rest:
+        gsi_pk = rest[:1]
+        gsi_sk = rest[1:2] + draw(hs.sampled_from([[], pk_fields]))
+        gsi = (
+            _simple_template(draw, gsi_pk, literal_first=True),
+            _simple_template(draw, gsi_sk, literal_first=False),
+        )
+    return SimpleEntitySpec(
+        name=f"Gen{next(_simple_entity_names)}",
+        fields=fields,
+        pk=_simple_template(draw, pk_fields, literal_first=True),
+        sk=_simple_template(draw, sk_fields, literal_first=False),
+        gsi=gsi,
+    )
+
+
+def build_simple_entity(
+    spec: SimpleEntitySpec, table: Any, *, extra: Mapping[str, Any] = {}, index_name: str = "GSI1"
+) -> Any:
+    """The `Entity` subclass ``spec`` declares on ``table`` (``extra``: more field types).
+
+    The spec's GSI templates go to the table's index ``index_name``.
+    """
+    options: dict[str, Any] = {"table": table, "pk": spec.pk, "sk": spec.sk}
+    if spec.gsi is not None:
+        options["indexes"] = {index_name: st.IndexKeys(pk=spec.gsi[0], sk=spec.gsi[1])}
+    annotations = {name: kind.annotation for name, kind in spec.fields} | dict(extra)
+
+    def body(ns: dict[str, Any]) -> None:
+        ns["__annotations__"] = annotations
+        ns["__module__"] = __name__
+        for name in extra:
+            ns[name] = None
+
+    return types.new_class(spec.name, (st.Entity,), options, body)
+
+
+def simple_entity_values(spec: SimpleEntitySpec) -> hs.SearchStrategy[dict[str, Any]]:
+    """Values for every field of ``spec`` (never an empty key: templates start literal)."""
+    return hs.fixed_dictionaries({name: kind.values for name, kind in spec.fields})
+
+
+def simple_entity_table(name: str) -> Any:
+    """A table with the ``GSI1`` index (``GSI1PK``/``GSI1SK``) generated entities may use."""
+    return st.Table(name, indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+
+# --------------------------------------------------------------------------------------
+# Sibling templates (issue 16, defect 2): two entities in one partition whose sort key
+# templates share a leading part and differ only after a field, e.g. "K#{n}#A" / "K#{n}#B".
+
+#: Small value pools, so that equal values, prefixes and neighbours come up often.
+SIBLING_KINDS: tuple[FieldKind, ...] = (
+    FieldKind("int", int, hs.integers(-2, 3)),
+    FieldKind("str", str, hs.sampled_from(["", "a", "a#", "a%", "ab", "b", "\xe9"]), _utf8),
+    FieldKind("fixed", Annotated[int, KeyFormat(width=3)], hs.integers(0, 4)),
+)
+
+#: A's own tail, and B's: B's is shorter or ends on a literal other than A's, so an A key
+#: and a B key are never equal (the two entities never overwrite each other's items).
+_A_TAILS = (("A",), ("{m}", "A"), ("A", "{m}", "A"))
+_B_TAILS = ((), ("B",), ("{m}", "B"), ("AB",), ("A", "B"), ("{m}",), ("A", "{m}", "B"))
+
+
+@dataclass(frozen=True)
+class SiblingPair:
+    """Two entity specs on one partition template whose sort key templates are siblings."""
+
+    a: SimpleEntitySpec
+    b: SimpleEntitySpec
+
+
+def _tail_ok(a_tail: tuple[str, ...], b_tail: tuple[str, ...]) -> bool:
+    if len(a_tail) != len(b_tail):
+        return True
+    return any(x != y and "{" not in x + y for x, y in zip(a_tail, b_tail, strict=True))
+
+
+@hs.composite
+def sibling_pairs(draw: hs.DrawFn) -> SiblingPair:
+    """Sibling entities ``A``/``B``: ``P#{p}`` partition, a shared sort key head, own tails."""
+    a_tail = draw(hs.sampled_from(_A_TAILS))
+    b_tail = draw(hs.sampled_from(_B_TAILS).filter(lambda t: _tail_ok(a_tail, t)))
+    shared = draw(hs.lists(hs.sampled_from(SIBLING_KINDS), min_size=1, max_size=2))
+    # (B's whole key could be one text field, possibly empty: give it a literal then.)
+    head: list[str] = ["K"] if draw(hs.booleans()) or b_tail in ((), ("{m}",)) else []
+    head_fields: list[tuple[str, FieldKind]] = []
+    for i, kind in enumerate(shared):
+        head.append("{" + f"n{i}" + "}")
+        head_fields.append((f"n{i}", kind))
+        if draw(hs.booleans()):
+            head.append(draw(hs.sampled_from(["X", "K"])))
+    specs = []
+    for name, tail in (("A", a_tail), ("B", b_tail)):
+        fields = [("p", SIBLING_KINDS[1]), *head_fields]
+        if "{m}" in tail:
+            fields.append(("m", draw(hs.sampled_from(SIBLING_KINDS))))
+        sk = "#".join([*head, *tail])
+        specs.append(SimpleEntitySpec(name, tuple(fields), "P#{p}", sk, gsi=None))
+    return SiblingPair(specs[0], specs[1])
+
+
+@hs.composite
+def sibling_queries(
+    draw: hs.DrawFn, pair: SiblingPair, values: Mapping[str, Any], cls: Any
+) -> tuple[Any, Callable[[Mapping[str, Any]], bool]]:
+    """A query of A's partition (``values["p"]``) and the Python selection it must make.
+
+    Equality on a random number of leading sort key fields, then maybe one range
+    condition (gt, ge, lt, le, between, or begins_with on a text field) on the next.
+    """
+    kinds = pair.a.kinds
+    sk_fields = list(cls.plan().primary.sk.fields)
+    # Mostly a range that leaves a field open (where siblings meet), sometimes one key.
+    count = draw(hs.integers(0, len(sk_fields) - 1)) if draw(_KEEP) else len(sk_fields)
+    eq = {f: values[f] for f in sk_fields[:count]}
+    query = cls.query(p=values["p"], **eq)
+
+    def same(item: Mapping[str, Any]) -> bool:
+        return all(item[f] == v for f, v in eq.items())
+
+    if count == len(sk_fields) or not draw(hs.booleans()):
+        return query, same
+    name = sk_fields[count]
+    kind = kinds[name]
+    ops = ["gt", "ge", "lt", "le", "between"] + (["begins_with"] if kind.name == "str" else [])
+    op = draw(hs.sampled_from(ops))
+    image = kind.image
+    if op == "begins_with":
+        partial = draw(hs.sampled_from(["", "a", "a#", "\xe9"]))
+        return query.begins_with(
+            **{name: partial}
+        ), lambda i: same(i) and i[name].startswith(partial)
+    if op == "between":
+        low, high = sorted([draw(kind.values), draw(kind.values)], key=image)
+        return query.between(
+            **{name: (low, high)}
+        ), lambda i: same(i) and image(low) <= image(i[name]) <= image(high)
+    bound = draw(kind.values)
+    compare: dict[str, Callable[[Any, Any], bool]] = {
+        "gt": lambda x, y: x > y,
+        "ge": lambda x, y: x >= y,
+        "lt": lambda x, y: x < y,
+        "le": lambda x, y: x <= y,
+    }
+    return getattr(query, op)(
+        **{name: bound}
+    ), lambda i: same(i) and compare[op](image(i[name]), image(bound))

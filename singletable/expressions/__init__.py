@@ -19,6 +19,7 @@ from singletable.expressions.tree import (
     condition_paths,
     not_,
     or_,
+    plain_set_value,
     render_condition,
     render_projection,
     render_update,
@@ -42,5 +43,6 @@ __all__ = [
     "render_condition",
     "render_projection",
     "render_update",
+    "plain_set_value",
     "update_paths",
 ]

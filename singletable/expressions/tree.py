@@ -719,6 +719,17 @@ def render_update(actions: Sequence[UpdateAction], ph: Placeholders) -> str:
     return " ".join(parts)
 
 
+def plain_set_value(action: UpdateAction) -> AttributeValue | None:
+    """The value a ``SET path = value`` action writes, when it is a plain value.
+
+    ``None`` for every other action: a REMOVE, ADD or DELETE, or a SET whose value is
+    computed (another path, ``if_not_exists``, ``list_append``, arithmetic).
+    """
+    if isinstance(action, _SetAction) and isinstance(action.value, _ValueOp):
+        return action.value.av
+    return None
+
+
 def update_paths(actions: Iterable[UpdateAction]) -> set[str]:
     """Returns the top-level attribute names that update actions write.
 

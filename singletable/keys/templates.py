@@ -16,7 +16,13 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from singletable.attributes.numbers import number_text
-from singletable.errors import ItemEncodeError, KeyDecodeError, KeyEncodeError, ModelDefinitionError
+from singletable.errors import (
+    ItemEncodeError,
+    KeyDecodeError,
+    KeyEncodeError,
+    KeyTooLargeError,
+    ModelDefinitionError,
+)
 from singletable.keys.codecs import KeyCodec, SegmentEscaper
 
 FIELD_SEGMENT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -178,12 +184,23 @@ class KeyTemplate:
                 f"{self.where}: the key is empty; DynamoDB refuses empty key attributes "
                 "(give the field a value, or add a literal segment to the template)"
             )
-        if len(key) * 4 > self.max_bytes and _utf8_len(key) > self.max_bytes:
-            raise KeyEncodeError(
-                f"{self.where}: key is {_utf8_len(key)} bytes; DynamoDB's limit for a "
-                f"{'partition' if self.role == 'pk' else 'sort'} key is {self.max_bytes} bytes"
-            )
+        self.check_size(key, "key")
         return key
+
+    def check_size(self, text: str, what: str) -> None:
+        """Refuse key text (a key, or a key condition's bound) over DynamoDB's key limit.
+
+        Raises:
+            KeyTooLargeError: ``text`` is over `max_bytes` UTF-8 bytes.
+        """
+        if len(text) * 4 > self.max_bytes and _utf8_len(text) > self.max_bytes:
+            size = _utf8_len(text)
+            raise KeyTooLargeError(
+                f"{self.where}: {what} is {size} bytes; DynamoDB's limit for a "
+                f"{'partition' if self.role == 'pk' else 'sort'} key is {self.max_bytes} bytes",
+                size=size,
+                limit=self.max_bytes,
+            )
 
     def format(self, values: Mapping[str, Any]) -> str:
         """The full key for these field values (a mapping that has every template field)."""

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from singletable.errors import KeyEncodeError, QueryError
+from singletable.errors import KeyEncodeError, KeyTooLargeError, QueryError
 from singletable.expressions.tree import Placeholders, render_condition
 from singletable.model.plan import plan_of
 from singletable.operations.common import key_ref
@@ -22,8 +22,10 @@ E = TypeVar("E", bound=BaseModel)
 class CollectionResult(list["BaseModel"]):
     """Items of a collection in key order, plus helpers to group them.
 
-    ``unknown`` holds the raw items whose entity (name and version) no class on the table
-    declares: reported, neither dropped silently nor failing the read.
+    ``unknown`` holds the raw items that are not of a member entity (name and version) of
+    the collection: other entities sharing the partition, other versions of a member, or
+    entities no class declares. They are reported, neither decoded into the results nor
+    dropped silently, nor failing the read.
     """
 
     def __init__(self, items: Iterable[BaseModel] = (), unknown: Iterable[Item] = ()) -> None:
@@ -46,7 +48,9 @@ class Collection:
     """Entities that share a partition (same partition key template on the same index).
 
     ``Collection("activity", Actor, AuditEvent).query(actor_id="u1")`` reads the whole
-    item collection in key order, each item decoded into its own class.
+    item collection in key order, each item of a member decoded into its own class; items
+    of any other entity in the partition go to `CollectionResult.unknown` (and
+    `Page.unknown`), never into the results.
     """
 
     def __init__(self, name: str, *entities: type[BaseModel], index: str | None = None) -> None:
@@ -55,6 +59,8 @@ class Collection:
         self.name = name
         self.index = index
         self.plans = [plan_of(e) for e in entities]
+        #: The stored identifiers (entity name, version text) of the members.
+        self.members = frozenset((p.name, str(p.version)) for p in self.plans)
         first = self.plans[0]
         self.table = first.table
         self.key_plans = [p.key_plan(index) for p in self.plans]
@@ -111,8 +117,12 @@ class CollectionQuery(BaseQuery["BaseModel"]):
                     self._sk_equals = sk.format(values)
                 else:
                     self._prefix = sk.prefix(values, len(given))
+            except KeyTooLargeError:
+                raise
             except KeyEncodeError as exc:
                 raise QueryError(str(exc)) from None
+            if self._prefix is not None:
+                sk.check_size(self._prefix, "the sort key prefix of the given fields")
 
     def _shared_sk_field(self, name: str) -> bool:
         sources = {kp.sk.source if kp.sk else None for kp in self.collection.key_plans}
@@ -144,6 +154,7 @@ class CollectionQuery(BaseQuery["BaseModel"]):
             q._prefix = sk.partial_prefix({}, 0, partial)
         except KeyEncodeError as exc:
             raise QueryError(str(exc)) from None
+        sk.check_size(q._prefix, f"the begins_with({name}=...) prefix")
         return q
 
     def descending(self) -> CollectionQuery:
@@ -193,6 +204,12 @@ class CollectionQuery(BaseQuery["BaseModel"]):
         }
 
     def _decode(self, item: Item) -> BaseModel | None:
+        # Only the declared members: any other entity (or version) found in the partition
+        # is reported in `unknown`, never returned as if the collection held it.
+        name = item.get(self.table.entity_attribute, {}).get("S")
+        version = item.get(self.table.version_attribute, {}).get("N")
+        if (name, version) not in self.collection.members:
+            return None
         return decode_any(self.table, item)
 
     def all(self, db: StreamExecutor, cursor: str | None = None) -> CollectionResult:

@@ -15,6 +15,8 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from singletable.operations.limits import check_request_text
+
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseModel)
 
@@ -24,10 +26,17 @@ ReturnCapacity = Literal["TOTAL", "INDEXES"]
 
 @dataclass(frozen=True)
 class Call:
-    """One DynamoDB API call: the boto3 client method name and its keyword arguments."""
+    """One DynamoDB API call: the boto3 client method name and its keyword arguments.
+
+    Every request passes here before an executor sends it, so request-wide limits are
+    checked here (`check_request_text`: no string UTF-8 cannot encode).
+    """
 
     action: str
     params: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        check_request_text(self.action, self.params)
 
 
 @dataclass(frozen=True)

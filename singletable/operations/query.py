@@ -28,6 +28,7 @@ from singletable.errors import (
     CursorError,
     ExpressionError,
     KeyEncodeError,
+    KeyTooLargeError,
     QueryError,
 )
 from singletable.expressions.tree import (
@@ -37,7 +38,8 @@ from singletable.expressions.tree import (
     render_condition,
     render_projection,
 )
-from singletable.keys.templates import KeyTemplate
+from singletable.keys.ranges import can_produce_key_in
+from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES
 from singletable.model.unique import is_guard_item
 from singletable.operations.common import key_ref
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
@@ -85,6 +87,32 @@ def _same_key_value(a: Any, b: Any) -> bool:
         except (ArithmeticError, ValueError, TypeError):
             return False
     return False
+
+
+def _key_value_problem(av: Any, key_type: str, *, partition: bool) -> str | None:
+    """What makes ``av`` unacceptable as a value of a key attribute of ``key_type``."""
+    if not isinstance(av, dict) or len(av) != 1:
+        return f"is not an attribute value: {av!r}"
+    ((kind, value),) = av.items()
+    if kind != key_type:
+        return f"must be of type {key_type}, got {kind}"
+    limit = MAX_PARTITION_KEY_BYTES if partition else MAX_SORT_KEY_BYTES
+    if kind == "N":
+        try:
+            number = Decimal(value)
+        except (ArithmeticError, ValueError, TypeError):
+            return f"must hold a number, got {value!r}"
+        if not number.is_finite() or (
+            number and not Decimal("1E-130") <= abs(number) < Decimal("1E126")
+        ):
+            return f"must hold a number DynamoDB can store, got {value!r}"
+        return None
+    if not value:
+        return "is empty; DynamoDB refuses empty key values"
+    size = len(value.encode("utf-8", "surrogatepass")) if kind == "S" else len(value)
+    if size > limit:
+        return f"is {size} bytes, over DynamoDB's key limit of {limit} bytes"
+    return None
 
 
 def same_version(plan: EntityPlan, item: Item) -> bool:
@@ -220,13 +248,20 @@ class BaseQuery(Generic[T]):
 
     def _check_start_key(self, key: Item) -> None:
         # An unsigned cursor can be edited: at least make sure its start key has the
-        # shape of this read's keys and lies in this query's partition.
+        # full shape of this read's keys (names, types, values DynamoDB accepts as keys)
+        # and lies in this query's partition.
         expected = self._key_attributes()
         if sorted(key) != sorted(expected):
             raise CursorError(
                 f"cursor was altered: its start key has attributes {sorted(key)}, "
                 f"this read's keys have {sorted(expected)}"
             )
+        types = self.table.key_attributes()
+        partition_keys = {s.pk for s in self.table.key_schemas()}
+        for name in expected:
+            problem = _key_value_problem(key[name], types[name], partition=name in partition_keys)
+            if problem:
+                raise CursorError(f"cursor was altered: its start key attribute {name!r} {problem}")
         partition = self._partition_av()
         if partition is not None and not _same_key_value(key[partition[0]], partition[1]):
             raise CursorError(
@@ -388,20 +423,6 @@ def partition_key_text(plan: EntityPlan, key_plan: KeyPlan, values: Mapping[str,
     return key_plan.pk.format(values)
 
 
-def _overlaps(a: KeyTemplate, b: KeyTemplate, *, exact: bool) -> bool:
-    """Whether two templates can produce equal keys (``exact``) or keys in a prefix relation.
-
-    Encoded field values never contain the delimiter, so segments line up one to one; a
-    field segment can take any value, including a literal's.
-    """
-    if exact and len(a.segments) != len(b.segments):
-        return False
-    for sa, sb in zip(a.segments, b.segments, strict=False):
-        if isinstance(sa, str) and isinstance(sb, str) and sa != sb:
-            return False
-    return True
-
-
 def _sort_condition(ref: FieldRef, op: str, values: list[object]) -> Condition:
     first = values[0]
     if op == "eq":
@@ -461,6 +482,8 @@ class EntityQuery(BaseQuery[E]):
         #: Set on the copy that count() sends: it reads no attributes, so neither a
         #: projection nor a KEYS_ONLY index's missing fields matter.
         self._counting = False
+        #: (the range it was worked out for, `_needs_type_filter`): see `_type_filtered`.
+        self._needs_filter_cache: tuple[object, bool] | None = None
 
     # -- sort key conditions -----------------------------------------------------------
 
@@ -546,7 +569,36 @@ class EntityQuery(BaseQuery[E]):
 
     # -- key condition -----------------------------------------------------------------
 
-    def _key_condition(self) -> _KeyCondition | None:  # noqa: C901 - one branch per sort-key operator and bound shape
+    def _key_condition(self) -> _KeyCondition | None:
+        """The sort key condition sent, every operand a valid, sendable key value.
+
+        DynamoDB refuses an empty string and text over the sort key limit (1,024 bytes)
+        as a key condition operand. An empty bound (the first field of a template that
+        starts with a field, at an empty value) is rewritten to the same selection;
+        an oversized one is refused, naming the condition and the limit.
+        """
+        condition = self._key_condition_unchecked()
+        if condition is None or "" not in condition.values:
+            pass
+        elif condition.op in ("ge", "begins_with"):
+            return None  # every key is >= "" and starts with ""
+        elif condition.op == "between":
+            condition = _KeyCondition("le", condition.values[1:], condition.exclude)
+        elif condition.op == "lt":
+            # No key is below "": no non-empty key is below "\x00" either.
+            condition = _KeyCondition("lt", ("\x00",), condition.exclude)
+        sk = self.key_plan.sk
+        if condition is not None and sk is not None and sk.key_type == "S":
+            if self._range is None:
+                what = "the sort key condition"
+            else:
+                op, args = self._range
+                what = f"the bound of {op}({args[0]}=...)"
+            for value in condition.values:
+                sk.check_size(value, what)
+        return condition
+
+    def _key_condition_unchecked(self) -> _KeyCondition | None:  # noqa: C901 - one branch per sort-key operator and bound shape
         sk = self.key_plan.sk
         if sk is None:
             return None
@@ -618,21 +670,38 @@ class EntityQuery(BaseQuery[E]):
             if prefix:
                 return _KeyCondition("between", (prefix, value), exclude=value)
             return _KeyCondition("lt", (value,))
+        except KeyTooLargeError:
+            raise
         except KeyEncodeError as exc:
             raise QueryError(str(exc)) from None
 
     def _needs_type_filter(self) -> bool:
-        """Whether other entity types can share this query's key range (then filter by type)."""
+        """Whether another entity type can have keys in the range this query reads.
+
+        Decided on the range actually read (this partition, the sort key condition with
+        its prefix and bounds), not on the templates alone: ``"K#{n}#A"`` and
+        ``"K#{n}#B"`` never make equal keys, but ``begins_with(SK, "K#")`` reads both.
+        """
         mine = self.key_plan
+        condition = self._key_condition()
+        op, values = (None, ()) if condition is None else (condition.op, condition.values)
+        partition = (self.partition,)
         for other in self.table.entity_plans():
             if other is self.plan:
                 continue
             theirs = other.indexes.get(mine.index) if mine.index else other.primary
-            if theirs is None or not _overlaps(mine.pk, theirs.pk, exact=True):
+            if theirs is None or not can_produce_key_in(theirs.pk, "eq", partition):
                 continue
-            if mine.sk is None or theirs.sk is None or _overlaps(mine.sk, theirs.sk, exact=False):
+            if theirs.sk is None or can_produce_key_in(theirs.sk, op, values):
                 return True
         return False
+
+    def _type_filtered(self) -> bool:
+        """`_needs_type_filter`, worked out once per query value (it is asked per item)."""
+        cached = self._needs_filter_cache
+        if cached is None or cached[0] is not self._range:
+            cached = self._needs_filter_cache = (self._range, self._needs_type_filter())
+        return cached[1]
 
     def _excluded_key(self) -> str | None:
         condition = self._key_condition()
@@ -732,7 +801,7 @@ class EntityQuery(BaseQuery[E]):
 
     def _decode(self, item: Item) -> Any:
         name = item.get(self.table.entity_attribute, {}).get("S")
-        if name is None and self._keys_only() and not self._needs_type_filter():
+        if name is None and self._keys_only() and not self._type_filtered():
             # A KEYS_ONLY index copies no identifier, but no other entity can have keys
             # in this range: the item is ours, and its fields come from its keys.
             name = self.plan.name

@@ -9,11 +9,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from singletable.attributes.size import MAX_ITEM_SIZE, attribute_value_size, item_size
 from singletable.errors import (
     ConditionFailedError,
     ExpressionError,
+    ItemTooLargeError,
     NotFoundError,
     ServiceError,
+    SingleTableError,
     VersionConflictError,
 )
 from singletable.expressions.tree import (
@@ -22,6 +25,7 @@ from singletable.expressions.tree import (
     Placeholders,
     UpdateAction,
     and_,
+    plain_set_value,
     render_update,
     update_paths,
 )
@@ -90,6 +94,21 @@ class Update(Operation[E]):
     # -- builder -------------------------------------------------------------------------
 
     def _ref(self, name: str) -> FieldRef:
+        """The reference of a field this update may write; every write path asks it.
+
+        Refuses the table's key and bookkeeping attributes (written from the templates and
+        the entity, never directly), unknown fields and primary key fields.
+        """
+        table = self.plan.table
+        reserved = {*table.key_attributes(), table.entity_attribute, table.version_attribute}
+        if table.ttl_attribute is not None:
+            reserved.add(table.ttl_attribute)
+        if name in reserved:
+            raise ExpressionError(
+                f"{self.plan.label}: {name!r} is a key or bookkeeping attribute of table "
+                f"{table.name!r}; it is written from the key templates and the entity, so "
+                "change the fields it is built from with .set(...)"
+            )
         if name not in self.plan.fields:
             raise ExpressionError(f"{self.plan.label}: update of unknown field {name!r}")
         if name in self.plan.primary.fields:
@@ -123,7 +142,8 @@ class Update(Operation[E]):
     def remove(self, *names: str) -> Update[E]:
         """Remove attributes (the fields must be optional or have defaults)."""
         for name in names:
-            if self.plan.fields.get(name) is not None and self.plan.fields[name].required:
+            self._ref(name)
+            if self.plan.fields[name].required:
                 raise ExpressionError(
                     f"{self.plan.label}: field {name!r} is required; removing it would make "
                     "the item undecodable"
@@ -167,8 +187,36 @@ class Update(Operation[E]):
         return self
 
     def apply(self, *actions: UpdateAction) -> Update[E]:
-        """Raw actions on nested paths, e.g. ``Order.f.meta["k"].set(1)``."""
-        self._actions.extend(actions)
+        """Raw actions on nested paths, e.g. ``Order.f.meta["k"].set(1)``.
+
+        Raw actions follow the rules of the other methods: a top-level ``set`` of a plain
+        value is `set` (validated, index keys and TTL rewritten) and a top-level ``remove``
+        is `remove`; no action may write a primary key field or a key or bookkeeping
+        attribute of the table, and one that computes a field feeding an index key (an
+        increment, ``if_not_exists``) is refused, as the new key cannot be known.
+        """
+        for action in actions:
+            if not isinstance(action, UpdateAction):
+                raise ExpressionError(
+                    f"{self.plan.label}: apply() takes UpdateActions, got {type(action).__name__}"
+                )
+            name = str(action.path[0])
+            self._ref(name)
+            if len(action.path) == 1 and action.clause == "REMOVE":
+                self.remove(name)
+                continue
+            value = plain_set_value(action) if len(action.path) == 1 else None
+            if value is None:
+                self._actions.append(action)
+                continue
+            field = self.plan.fields[name]
+            try:
+                decoded = None if "NULL" in value else field.codec.from_av(value)
+            except SingleTableError as exc:
+                raise ExpressionError(
+                    f"{action.label}: cannot be set to {value!r}: {exc}"
+                ) from None
+            self.set(**{name: decoded})
         return self
 
     def known(self, **values: Any) -> Update[E]:
@@ -361,6 +409,38 @@ class Update(Operation[E]):
             defaults.append(ref.set(ref.if_not_exists(default)))
         return defaults
 
+    def _check_written_size(self, actions: list[UpdateAction]) -> None:
+        """Refuse an update whose result is certainly over DynamoDB's 400 KB item limit.
+
+        The item after the update holds at least the key and every plain value the update
+        SETs (index keys and bookkeeping included): their size is a lower bound, and
+        over the limit the update cannot succeed. What the stored item already holds
+        (attributes the update leaves alone), and values computed by DynamoDB (``ADD``,
+        arithmetic, ``if_not_exists``, ``list_append``) cannot be known here; an update
+        that crosses the limit through them is refused by DynamoDB (`ServiceError`,
+        ``ValidationException``).
+        """
+        top: dict[str, int] = {name: item_size({name: av}) for name, av in self.key.items()}
+        nested = 0
+        for action in actions:
+            value = plain_set_value(action)
+            if value is None:
+                continue
+            name = str(action.path[0])
+            if len(action.path) == 1:
+                top[name] = item_size({name: value})
+            else:
+                nested += attribute_value_size(value)
+        size = sum(top.values()) + nested
+        if size > MAX_ITEM_SIZE:
+            raise ItemTooLargeError(
+                f"{self.plan.label}: the update writes at least {size} bytes (key and values "
+                f"set), over DynamoDB's item size limit of {MAX_ITEM_SIZE} bytes (400 KB); "
+                "move large values to S3 or split the item",
+                size=size,
+                limit=MAX_ITEM_SIZE,
+            )
+
     def _full_condition(self) -> Condition | None:
         parts: list[Condition] = []
         if not self.upsert:
@@ -408,7 +488,9 @@ class Update(Operation[E]):
         """The ``UpdateItem`` request of the item alone, its condition joined with ``extra``."""
         request: dict[str, Any] = {"TableName": self.plan.table.name, "Key": self.key}
         ph = Placeholders()
-        request["UpdateExpression"] = render_update(self._all_actions(), ph)
+        actions = self._all_actions()
+        self._check_written_size(actions)
+        request["UpdateExpression"] = render_update(actions, ph)
         condition = self._full_condition()
         if extra is not None:
             condition = extra if condition is None else and_(condition, extra)

@@ -1,0 +1,111 @@
+"""Request-wide limits checked on every call before it is sent.
+
+DynamoDB stores text as UTF-8, which cannot encode a lone surrogate (a code point in
+U+D800..U+DFFF that is not half of a pair; Python strings can hold one, e.g. from a
+bad ``surrogateescape`` decode). Such a string is sent as it is by
+boto3 and then fails inside the client (moto raises a raw ``UnicodeEncodeError``) or is
+stored corrupted (DynamoDB Local). Every request passes through `check_request_text`
+(`Call` runs it), whatever built it: items, keys, conditions, filters, update values,
+map keys, cursors.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from singletable.errors import TextEncodeError
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_EXPRESSIONS = (
+    "KeyConditionExpression",
+    "FilterExpression",
+    "ConditionExpression",
+    "UpdateExpression",
+    "ProjectionExpression",
+)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    # Exact-class checks and str.isascii() (constant time in CPython) keep the common
+    # case, all-ASCII text, to a few microseconds per request.
+    cls = value.__class__
+    if cls is str:
+        return not value.isascii() and _SURROGATE.search(value) is not None
+    if cls is dict:
+        for key, element in value.items():
+            if key.__class__ is str and not key.isascii() and _SURROGATE.search(key):
+                return True
+            if _has_lone_surrogate(element):
+                return True
+        return False
+    if cls is list or cls is tuple:
+        return any(_has_lone_surrogate(element) for element in value)
+    if isinstance(value, str | Mapping | list | tuple | set | frozenset):
+        return any(True for _ in _lone_surrogates(value, ()))
+    return False  # numbers, bools, bytes (binary attributes hold no text)
+
+
+def check_request_text(action: str, params: Mapping[str, Any]) -> None:
+    """Refuse a request holding a string that UTF-8 cannot encode.
+
+    Raises:
+        TextEncodeError: a string (value, map key or attribute name, at any depth)
+            holds a lone surrogate; the message names where in the request it is and,
+            for an expression value, the expression that uses it.
+    """
+    if not _has_lone_surrogate(params):
+        return
+    for path, value in _lone_surrogates(params, ()):
+        match = _SURROGATE.search(value)
+        assert match is not None
+        raise TextEncodeError(
+            f"{action}: {_describe(path, params)} holds the lone surrogate "
+            f"U+{ord(match.group()):04X} at index {match.start()}; DynamoDB strings must "
+            "be valid UTF-8, which cannot encode one (fix the text, e.g. decode its "
+            "bytes with errors='replace')",
+            where=_path_text(path),
+        )
+
+
+def _lone_surrogates(
+    value: Any, path: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    for where, text in _strings(value, path):
+        if _SURROGATE.search(text):
+            yield where, text
+
+
+def _strings(
+    value: Any, path: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, Mapping):
+        for key, element in value.items():
+            if isinstance(key, str):
+                yield (*path, key), key  # a map key (or attribute name) is text too
+            yield from _strings(element, (*path, key))
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for i, element in enumerate(value):
+            yield from _strings(element, (*path, i))
+
+
+def _path_text(path: tuple[str | int, ...]) -> str:
+    return "".join(
+        f"[{step!r}]" if i or isinstance(step, int) else step for i, step in enumerate(path)
+    )
+
+
+def _describe(path: tuple[str | int, ...], params: Mapping[str, Any]) -> str:
+    where = _path_text(path)
+    if len(path) >= 2 and path[0] == "ExpressionAttributeValues":
+        placeholder = str(path[1])
+        names = params.get("ExpressionAttributeNames") or {}
+        for expression in _EXPRESSIONS:
+            text = params.get(expression)
+            if isinstance(text, str) and re.search(re.escape(placeholder) + r"\b", text):
+                readable = re.sub(r"#\w+", lambda m: str(names.get(m.group(), m.group())), text)
+                return f"{where} (in {expression} {readable[:200]!r})"
+    return where

@@ -1,0 +1,223 @@
+"""DynamoDB's limits are checked before sending, on every path (issue 16, defect 4).
+
+* key condition operands (range bounds, prefixes) over the sort key limit (1,024 bytes)
+  and partition keys over 2,048 bytes: `KeyTooLargeError` naming the condition;
+* an update whose result is certainly over 400 KB: `ItemTooLargeError`;
+* a lone surrogate in any string of any request: `TextEncodeError` naming where.
+
+The backend half is ``tests/integration/test_limits.py``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import pydantic
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+
+import singletable as st
+from singletable.attributes.size import item_size
+from singletable.operations.protocol import Call
+from tests.strategies import (
+    SimpleEntitySpec,
+    build_simple_entity,
+    simple_entity_specs,
+    simple_entity_table,
+    simple_entity_values,
+)
+
+NOW = datetime(2026, 6, 23, tzinfo=timezone.utc)
+table = st.Table("limits", indexes=[st.GSI("ByTag", pk="GSI1PK", sk="GSI1SK")])
+
+
+class Doc(
+    st.Entity,
+    table=table,
+    pk="D#{d}",
+    sk="V#{name}#{n}",
+    indexes={"ByTag": st.IndexKeys(pk="T#{tag}", sk="{name}")},
+):
+    d: str
+    name: str
+    n: int
+    tag: str = "t"
+    body: str | None = None
+    meta: dict[str, Any] = pydantic.Field(default_factory=dict)
+
+
+def _run_params(op: Any) -> dict[str, Any]:
+    """The request exactly as an executor receives it (the `Call` its steps yield)."""
+    steps = op.steps() if hasattr(op, "steps") and not hasattr(op, "stream_pages") else None
+    call = next(steps) if steps is not None else next(op.stream_pages())
+    assert isinstance(call, Call)
+    return call.params
+
+
+# -- key sizes ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["gt", "ge", "lt", "le", "between", "begins_with"])
+@pytest.mark.parametrize("size", [1020, 1030, 3000])
+def test_sort_key_bounds_over_1024_bytes_are_refused(op: str, size: int) -> None:
+    value = "x" * (size - len("V#"))
+    query = Doc.query(d="a")
+    build = getattr(query, op)
+    arg = (value, value) if op == "between" else value
+    over = len(f"V#{value}") + (1 if op in ("gt", "le", "between") else 0) > 1024
+    if not over:
+        assert _run_params(build(name=arg))["KeyConditionExpression"]
+        return
+    with pytest.raises(
+        st.KeyTooLargeError, match=rf"{op}\(name=\.\.\.\).*limit for a sort key is 1024 bytes"
+    ) as info:
+        build(name=arg)
+    assert info.value.limit == 1024
+    assert info.value.size > 1024
+
+
+def test_partition_keys_over_2048_bytes_are_refused_in_queries_and_index_queries() -> None:
+    with pytest.raises(st.KeyTooLargeError, match=r"limit for a partition key is 2048 bytes"):
+        Doc.query(d="é" * 1030)
+    with pytest.raises(st.KeyTooLargeError, match=r"limit for a partition key is 2048 bytes"):
+        Doc.query(index="ByTag", tag="x" * 2047)
+
+
+def test_collection_prefixes_over_1024_bytes_are_refused() -> None:
+    class File(st.Entity, table=st.Table("files"), pk="DRIVE#{a}", sk="{path}"):
+        a: str
+        path: str
+
+    with pytest.raises(st.KeyTooLargeError, match=r"begins_with\(path=\.\.\.\) prefix"):
+        st.Collection("tree", File).query(a="x").begins_with(path="p" * 1025)
+
+
+@settings(max_examples=40, deadline=None)
+@given(hs.data())
+def test_no_key_condition_operand_over_the_limit_is_ever_sent(data: hs.DataObject) -> None:
+    # Generated entities, a long text pushed into a random range condition: either the
+    # query is refused with KeyTooLargeError, or every operand it sends is within limits.
+    spec: SimpleEntitySpec = data.draw(simple_entity_specs())
+    cls = build_simple_entity(spec, simple_entity_table(f"t-{spec.name}"))
+    values = data.draw(simple_entity_values(spec))
+    plan = cls.plan()
+    sk = plan.primary.sk
+    text_fields = [f for f in sk.fields if spec.kinds[f].name == "str"]
+    if not text_fields:
+        return
+    name = text_fields[0]
+    count = sk.fields.index(name)
+    long_text = "é" * data.draw(hs.integers(400, 700))
+    query = cls.query(**{f: values[f] for f in (*plan.primary.pk.fields, *sk.fields[:count])})
+    op = data.draw(hs.sampled_from(["gt", "ge", "lt", "le", "between", "begins_with"]))
+    arg = (long_text, long_text) if op == "between" else long_text
+    refused: st.KeyTooLargeError | None = None
+    try:
+        built = getattr(query, op)(**{name: arg})
+    except st.KeyTooLargeError as exc:
+        refused = exc
+    if refused is not None:
+        assert refused.limit == 1024
+        assert refused.size > refused.limit
+        return
+    request = _run_params(built)
+    for av in request["ExpressionAttributeValues"].values():
+        text = av.get("S", "")
+        assert 0 < len(text.encode("utf-8")) <= 2048
+
+
+# -- item size of updates -------------------------------------------------------------
+
+
+def test_an_update_that_certainly_exceeds_400_kb_is_refused() -> None:
+    update = Doc.update(d="a", name="n", n=1).set(body="x" * (400 * 1024))
+    with pytest.raises(st.ItemTooLargeError, match=r"at least \d+ bytes.*400 KB") as info:
+        update.params()
+    assert info.value.limit == 400 * 1024
+    # What it writes fits: sent (the stored item's other attributes cannot be known).
+    assert Doc.update(d="a", name="n", n=1).set(body="x" * (390 * 1024)).params()
+    nested = Doc.update(d="a", name="n", n=1).apply(Doc.f.meta["k"].set("y" * 410_000))
+    with pytest.raises(st.ItemTooLargeError):
+        nested.params()
+
+
+@settings(max_examples=30, deadline=None)
+@given(hs.data())
+def test_update_size_refusal_agrees_with_put_of_the_same_values(data: hs.DataObject) -> None:
+    # An update that sets every non-key field writes what a put writes, but for the two
+    # bookkeeping attributes: refused when the put is clearly over, never when it fits.
+    spec: SimpleEntitySpec = data.draw(simple_entity_specs())
+    cls = build_simple_entity(
+        spec, simple_entity_table(f"t-{spec.name}"), extra={"blob": str | None}
+    )
+    values = data.draw(simple_entity_values(spec))
+    values["blob"] = "b" * data.draw(hs.integers(400 * 1024 - 600, 400 * 1024 + 200))
+    plan = cls.plan()
+    key = {f: values[f] for f in plan.primary.fields}
+    rest = {f: v for f, v in values.items() if f not in key}
+    update = cls.update(**key).set(**rest).at(NOW)
+    try:
+        size = item_size(plan.to_item(cls(**values)))
+    except st.ItemTooLargeError as exc:
+        size = exc.size
+    if size <= 400 * 1024:
+        assert update.params()
+    elif size > 400 * 1024 + 40:  # _et, _ev and their values: the put's extra bytes
+        with pytest.raises(st.ItemTooLargeError):
+            update.params()
+
+
+# -- lone surrogates --------------------------------------------------------------------
+
+LONE = "ok\ud800"
+
+
+@pytest.mark.parametrize(
+    ("build", "where"),
+    [
+        (lambda: Doc.put(Doc(d="a", name="n", n=1, body=LONE)), r"Item\['body'\]"),
+        (lambda: Doc.put(Doc(d=LONE, name="n", n=1)), r"Item\['PK'\]"),
+        (lambda: Doc.put(Doc(d="a", name="n", n=1, meta={"k": [LONE]})), r"Item\['meta'\]"),
+        (lambda: Doc.put(Doc(d="a", name="n", n=1, meta={LONE: 1})), r"Item\['meta'\]"),
+        (lambda: Doc.update(d="a", name="n", n=1).set(body=LONE), r"SET body = :v0"),
+        (lambda: Doc.get(d="a", name=LONE, n=1), r"Key\['SK'\]"),
+        (lambda: Doc.query(d="a").begins_with(name=LONE), r"KeyConditionExpression"),
+        (lambda: Doc.query(d="a").filter(Doc.f.body == LONE), r"FilterExpression"),
+        (lambda: Doc.delete(d="a", name="n", n=1, condition=Doc.f.body == LONE), r"body ="),
+    ],
+)
+def test_a_lone_surrogate_anywhere_is_refused_before_sending(build: Any, where: str) -> None:
+    with pytest.raises(st.TextEncodeError, match=rf"{where}.*lone surrogate U\+D800"):
+        _run_params(build())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    hs.recursive(
+        hs.text(hs.characters(codec="utf-8"), max_size=3),
+        lambda inner: (
+            hs.lists(inner, max_size=3)
+            | hs.dictionaries(
+                hs.text(hs.characters(codec="utf-8"), min_size=1, max_size=2), inner, max_size=3
+            )
+        ),
+        max_leaves=6,
+    ),
+    hs.integers(0, 0xDFFF - 0xD800),
+)
+def test_a_lone_surrogate_at_any_depth_of_a_value_is_refused(value: Any, offset: int) -> None:
+    lone = chr(0xD800 + offset)
+
+    def plant(v: Any) -> Any:
+        if isinstance(v, list):
+            return [*v, lone]
+        if isinstance(v, dict):
+            return {**v, lone: "x"}
+        return v + lone
+
+    meta = {"v": plant(value)}
+    Call("put_item", Doc.put(Doc(d="a", name="n", n=1, meta={"v": value})).params())
+    with pytest.raises(st.TextEncodeError, match=r"Item\['meta'\]"):
+        _run_params(Doc.put(Doc(d="a", name="n", n=1, meta=meta)))

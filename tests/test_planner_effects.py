@@ -6,8 +6,8 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import singletable as st
-from singletable._planner import ChangeClass, MigrationPlan, plan_changes
-from singletable._snapshot import load_snapshot, snapshot_json
+from singletable.tooling.planner import ChangeClass, MigrationPlan, plan_changes
+from singletable.tooling.snapshot import load_snapshot, snapshot_json
 
 REWRITE = ChangeClass.ITEM_REWRITE
 

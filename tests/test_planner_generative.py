@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any
@@ -31,7 +31,7 @@ from typing import Annotated, Any
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as hs
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 import singletable as st
 from singletable.errors import SingleTableError
@@ -170,9 +170,7 @@ def field_specs(draw: hs.DrawFn, *, required: bool = False) -> FieldSpec:
     return replace(spec, optional=optional, default=default)
 
 
-def template(
-    draw: hs.DrawFn, prefix: str, fields: list[str], most: int, avoid: str = ""
-) -> str:
+def template(draw: hs.DrawFn, prefix: str, fields: list[str], most: int, avoid: str = "") -> str:
     # A GSI sort key avoids the fields of its partition key (``avoid``): queries name the
     # partition key fields, and one field in both keys would read as a sort key condition.
     fields = [f for f in fields if "{" + f + "}" not in avoid]
@@ -210,99 +208,114 @@ def model_specs(draw: hs.DrawFn) -> ModelSpec:
     )
 
 
+MUTATIONS = (
+    "default",
+    "default",
+    "optional",
+    "kind",
+    "codec",
+    "sk",
+    "gsi",
+    "gsi",
+    "delimiter",
+    "version",
+    "add_field",
+    "remove_field",
+    "ttl",
+    "projection",
+)
+
+
 def mutations(draw: hs.DrawFn, spec: ModelSpec) -> Iterator[tuple[str, ModelSpec]]:
-    """Yield (description, mutated spec) for one drawn mutation."""
+    """Yield (description, mutated spec) for one drawn mutation (none if it does not apply)."""
+    what = draw(hs.sampled_from(MUTATIONS))
+    if what in ("default", "optional", "kind", "codec", "remove_field"):
+        mutated = mutate_field(draw, spec, what)
+    elif what in ("gsi", "projection", "add_field"):
+        mutated = mutate_indexes(draw, spec, what)
+    else:
+        mutated = mutate_table(draw, spec, what)
+    if mutated is not None:
+        yield what, mutated
+
+
+def mutate_field(draw: hs.DrawFn, spec: ModelSpec, what: str) -> ModelSpec | None:
     names = [n for n, _ in spec.fields]
-    primary = {n for n in names if "{" + n + "}" in spec.sk}
-    what = draw(
-        hs.sampled_from(
-            (
-                "default",
-                "default",
-                "optional",
-                "kind",
-                "codec",
-                "sk",
-                "gsi",
-                "gsi",
-                "delimiter",
-                "version",
-                "add_field",
-                "remove_field",
-                "ttl",
-                "projection",
-            )
-        )
-    )
     name = draw(hs.sampled_from(names))
     field = spec.field(name)
     if what == "default":
-        choices = [None, *DEFAULTS[field.kind]] if field.optional else [NO_DEFAULT, *DEFAULTS[field.kind]]
-        yield what, spec.with_field(name, replace(field, default=draw(hs.sampled_from(choices))))
-    elif what == "optional" and name not in primary:
+        choices = [None] if field.optional else [NO_DEFAULT]
+        new = replace(field, default=draw(hs.sampled_from([*choices, *DEFAULTS[field.kind]])))
+    elif what == "optional":
+        if "{" + name + "}" in spec.sk:
+            return None  # a primary key field cannot be optional
         if field.optional:
             new_default = draw(hs.sampled_from((NO_DEFAULT, *DEFAULTS[field.kind])))
-            yield what, spec.with_field(name, replace(field, optional=False, default=new_default))
+            new = replace(field, optional=False, default=new_default)
         else:
-            yield what, spec.with_field(name, replace(field, optional=True, default=None))
+            new = replace(field, optional=True, default=None)
     elif what == "kind":
         kind = draw(hs.sampled_from([k for k in KINDS if k != field.kind]))
         default = field.default
         if default is not NO_DEFAULT and default is not None:
             default = DEFAULTS[kind][0]
-        yield what, spec.with_field(name, replace(field, kind=kind, default=default))
+        new = replace(field, kind=kind, default=default)
     elif what == "codec":
-        yield what, spec.with_field(
-            name,
-            replace(
-                field,
-                width=draw(hs.sampled_from((3, 4, 6))),
-                precision=draw(hs.sampled_from(("s", "ms", "us"))),
-            ),
+        new = replace(
+            field,
+            width=draw(hs.sampled_from((3, 4, 6))),
+            precision=draw(hs.sampled_from(("s", "ms", "us"))),
         )
-    elif what == "sk":
-        required = [n for n, f in spec.fields if not f.optional]
-        yield what, replace(spec, sk=template(draw, draw(hs.sampled_from(("S", "EVT"))), required, 2))
-    elif what == "gsi":
-        gsis = list(spec.gsis)
-        if gsis and draw(hs.booleans()):
-            index = draw(hs.integers(0, len(gsis) - 1))
-            if draw(hs.booleans()):
-                del gsis[index]
-            else:
-                pk = template(draw, "G", names, 1)
-                gsis[index] = replace(gsis[index], pk=pk, sk=template(draw, "T", names, 2, pk))
-        elif len(gsis) < 2:
-            taken = {g.name for g in gsis}
-            free = next(f"GSI{i}" for i in itertools.count(1) if f"GSI{i}" not in taken)
-            pk = template(draw, "G", names, 1)
-            gsis.append(GsiSpec(free, pk, template(draw, "T", names, 2, pk)))
-        yield what, replace(spec, gsis=tuple(gsis))
-    elif what == "projection" and spec.gsis:
-        first = spec.gsis[0]
-        yield what, replace(spec, gsis=(replace(first, keys_only=not first.keys_only), *spec.gsis[1:]))
-    elif what == "delimiter":
-        delimiter, escape = draw(hs.sampled_from((("#", "%"), ("!", "%"), ("#", "&"))))
-        yield what, replace(spec, delimiter=delimiter, escape=escape)
-    elif what == "version":
-        yield what, replace(spec, version=spec.version + 1)
-    elif what == "add_field" and len(names) < len(NAMES):
+    else:  # remove_field
+        if name in spec.template_fields() or len(names) <= 2:
+            return None
+        return spec.with_field(name, None)
+    return spec.with_field(name, new)
+
+
+def mutate_indexes(draw: hs.DrawFn, spec: ModelSpec, what: str) -> ModelSpec | None:
+    names = [n for n, _ in spec.fields]
+    gsis = list(spec.gsis)
+    if what == "projection":
+        if not gsis:
+            return None
+        gsis[0] = replace(gsis[0], keys_only=not gsis[0].keys_only)
+    elif what == "add_field":
+        if len(names) == len(NAMES):
+            return None
         new_name = next(n for n in NAMES if n not in names)
-        new = draw(field_specs())
-        mutated = spec.with_field(new_name, new)
+        mutated = spec.with_field(new_name, draw(field_specs()))
         if draw(hs.booleans()):
-            mutated = replace(
-                mutated,
-                gsis=(*mutated.gsis, GsiSpec("GSI9", "G#{" + new_name + "}", "T")),
-            )
-        yield what, mutated
-    elif what == "remove_field" and name not in spec.template_fields() and len(names) > 2:
-        yield what, spec.with_field(name, None)
-    elif what == "ttl":
-        attribute = draw(hs.sampled_from((None, "expires", "ttl")))
-        yield what, replace(
-            spec, ttl_attribute=attribute, ttl_field=attribute is not None and draw(hs.booleans())
-        )
+            gsis.append(GsiSpec("GSI9", "G#{" + new_name + "}", "T"))
+        return replace(mutated, gsis=tuple(gsis))
+    elif gsis and bool(draw(hs.booleans())):
+        index = draw(hs.integers(0, len(gsis) - 1))
+        if draw(hs.booleans()):
+            del gsis[index]
+        else:
+            pk = template(draw, "G", names, 1)
+            gsis[index] = replace(gsis[index], pk=pk, sk=template(draw, "T", names, 2, pk))
+    elif len(gsis) < 2:
+        taken = {g.name for g in gsis}
+        free = next(f"GSI{i}" for i in itertools.count(1) if f"GSI{i}" not in taken)
+        pk = template(draw, "G", names, 1)
+        gsis.append(GsiSpec(free, pk, template(draw, "T", names, 2, pk)))
+    return replace(spec, gsis=tuple(gsis))
+
+
+def mutate_table(draw: hs.DrawFn, spec: ModelSpec, what: str) -> ModelSpec:
+    if what == "sk":
+        required = [n for n, f in spec.fields if not f.optional]
+        return replace(spec, sk=template(draw, draw(hs.sampled_from(("S", "EVT"))), required, 2))
+    if what == "delimiter":
+        delimiter, escape = draw(hs.sampled_from((("#", "%"), ("!", "%"), ("#", "&"))))
+        return replace(spec, delimiter=delimiter, escape=escape)
+    if what == "version":
+        return replace(spec, version=spec.version + 1)
+    attribute = draw(hs.sampled_from((None, "expires", "ttl")))
+    return replace(
+        spec, ttl_attribute=attribute, ttl_field=attribute is not None and draw(hs.booleans())
+    )
 
 
 @hs.composite
@@ -321,7 +334,7 @@ def model_pairs(draw: hs.DrawFn) -> tuple[ModelSpec, ModelSpec, list[str]]:
     return before, after, done
 
 
-def values_for(draw: hs.DrawFn, spec: ModelSpec) -> dict[str, Any]:
+def values_for(draw: Callable[..., Any], spec: ModelSpec) -> dict[str, Any]:
     values: dict[str, Any] = {"id": draw(hs.sampled_from(("1", "2", "a#b", "a%b", "z")))}
     for name, field in spec.fields:
         if field.optional and draw(hs.integers(0, 2)) == 0:
@@ -360,7 +373,7 @@ def canonical(old: type[st.Entity], raw: dict[str, Any]) -> dict[str, Any]:
 
 def observe(
     old: type[st.Entity], new: type[st.Entity], new_table: st.Table, raw: dict[str, Any]
-) -> tuple[Observed, st.Entity | None]:
+) -> tuple[Observed, BaseModel | None]:
     """What the new model makes of one stored item, against the old model's own reading."""
     new_plan = new.plan()
     base = canonical(old, raw)
@@ -409,7 +422,7 @@ def make_pair(
 
 
 def stored_items(
-    draw: hs.DrawFn, before: ModelSpec, old: type[st.Entity]
+    draw: Callable[..., Any], before: ModelSpec, old: type[st.Entity]
 ) -> list[dict[str, Any]]:
     items: dict[Any, dict[str, Any]] = {}
     for _ in range(4):
@@ -417,8 +430,12 @@ def stored_items(
             raw = old(**values_for(draw, before)).to_item()
         except (SingleTableError, ValidationError):
             continue  # a value the old model refuses is never stored
-        key = tuple(sorted((k, str(v)) for k, v in old.plan().key_from_values(
-            old.plan().fields_from_keys(raw)).items()))
+        key = tuple(
+            sorted(
+                (k, str(v))
+                for k, v in old.plan().key_from_values(old.plan().fields_from_keys(raw)).items()
+            )
+        )
         items[key] = raw
     return list(items.values())
 
@@ -470,7 +487,7 @@ def db() -> Iterator[st.Connection]:
         yield connection
 
 
-def _key_values(entity: type[st.Entity], value: st.Entity, index: str | None) -> dict[str, Any]:
+def _key_values(entity: type[st.Entity], value: BaseModel, index: str | None) -> dict[str, Any]:
     plan = entity.plan().key_plan(index)
     return {f: getattr(value, f) for f in plan.pk.fields}
 
@@ -481,7 +498,7 @@ def backend_problems(
     old: type[st.Entity],
     new: type[st.Entity],
     raws: list[dict[str, Any]],
-    expected: list[st.Entity | None],
+    expected: list[BaseModel | None],
 ) -> list[str]:
     """Put the items as the old model wrote them, read them with the new model.
 
@@ -495,15 +512,16 @@ def backend_problems(
     problems: list[str] = []
     for raw in raws:
         try:
-            db.client.put_item(TableName=new_table.name, Item=raw)  # type: ignore[arg-type]
-        except Exception as exc:  # noqa: BLE001 - a refused put is an observation
+            db.client.put_item(TableName=new_table.name, Item=raw)
+        except Exception as exc:
             problems.append(f"put refused: {exc}")
     plan = new.plan()
-    for raw, value in zip(raws, expected):
+    for raw, read in zip(raws, expected, strict=True):
         base = canonical(old, raw)
-        if value is None:
+        if read is None:
             problems.append("unreadable")
             continue
+        value: BaseModel = read
         key = {f: getattr(value, f) for f in plan.primary.fields}
         try:
             got = new.get(**key).run(db)

@@ -106,10 +106,10 @@ def current() -> dict[str, dict[str, str]]:
             entry = pinned.setdefault(key_format(params), {})
             entry[f"{label} {value!r}"] = codec.encode(value)
     for annotation, values in ATTRIBUTE_SAMPLES:
-        codec = attribute_codec_for(annotation, where=f"sample {annotation!r}")
+        attribute = attribute_codec_for(annotation, where=f"sample {annotation!r}")
         for value in values:
-            entry = pinned.setdefault(attribute_format(codec.params()), {})
-            entry[f"{annotation!r} {value!r}"] = json.dumps(_plain(codec.to_av(value)))
+            entry = pinned.setdefault(attribute_format(attribute.params()), {})
+            entry[f"{annotation!r} {value!r}"] = json.dumps(_plain(attribute.to_av(value)))
     return pinned
 
 

@@ -92,17 +92,14 @@ def format_version(format_id: str) -> int:
 
 def attribute_format(params: Mapping[str, Any]) -> str:
     """The format id of one attribute codec level (not its elements)."""
-    python = params.get("python")
-    kind = params.get("type")
+    python = str(params.get("python"))
+    kind = str(params.get("type"))
     if python == "enum" and kind == "any":
         return CONTAINER_FORMATS["any"]
-    if isinstance(python, str) and python in ATTRIBUTE_FORMATS:
-        return ATTRIBUTE_FORMATS[python]
-    if kind in CONTAINER_FORMATS:
-        return CONTAINER_FORMATS[kind]
-    if kind in SCALAR_TYPE_FORMATS:
-        return SCALAR_TYPE_FORMATS[kind]
-    return CONTAINER_FORMATS["any"]
+    for table, name in ((ATTRIBUTE_FORMATS, python), (CONTAINER_FORMATS, kind)):
+        if name in table:
+            return table[name]
+    return SCALAR_TYPE_FORMATS.get(kind, CONTAINER_FORMATS["any"])
 
 
 def with_formats(params: Mapping[str, Any]) -> dict[str, Any]:

@@ -397,7 +397,7 @@ def _render(
 def _same_rendering(old: tuple[Any, ...], new: tuple[Any, ...]) -> bool:
     if len(old) != len(new):
         return False
-    for b, a in zip(old, new):
+    for b, a in zip(old, new, strict=False):
         if isinstance(b, tuple) and isinstance(a, tuple):
             (bv, bc, bf, be), (av, ac, af, ae) = b, a
             if bv != av or not _widens(bc, ac) or be != ae:
@@ -459,8 +459,25 @@ def _template_reasons(
     return reasons
 
 
+@dataclass
+class _KeyFindings:
+    """What happens to one index's key attributes (merged over its attributes)."""
+
+    attributes: dict[str, list[str]]  # category -> the attributes it concerns
+    missing: list[str]
+    stranded: list[str]
+    changed: list[str]
+    problems: list[str]
+    transforms: list[str]
+    olds: list[_Writer]
+    news: list[_Writer]
+
+
 def _key_effects(cmp: _Comparison, key_attributes: Mapping[str, str]) -> Iterator[Effect]:
     """Differences in the key attributes of stored items (table key and every index).
+
+    Key attributes are compared one by one (so an index renamed over the same attributes
+    is seen to need no rewrite), then reported per index.
 
     Args:
         cmp: The two sides.
@@ -468,98 +485,132 @@ def _key_effects(cmp: _Comparison, key_attributes: Mapping[str, str]) -> Iterato
             (``"<table>"`` for the table's own key).
     """
     old_writers, new_writers = _writers(cmp.old.entity), _writers(cmp.new.entity)
-    old_enc, new_enc = cmp.old.encoding, cmp.new.encoding
+    by_index: dict[str, _KeyFindings] = {}
     for attribute in sorted(set(old_writers) | set(new_writers)):
         olds, news = old_writers.get(attribute, []), new_writers.get(attribute, [])
-        index = key_attributes.get(attribute) or (news or olds)[0].index
-        subject = f"{index} key ({attribute})"
         if not news and attribute not in key_attributes:
             continue  # no index reads it any more: a leftover attribute, read by nobody
-        if not news:
-            yield Effect(
-                subject,
-                f"the entity no longer writes {attribute}, but stored items still carry it "
-                f"and stay in index {index} until rewritten",
-            )
-            continue
-        fields = sorted(
-            {
-                *(f for w in olds for f in (*w.template["fields"], *w.sparse)),
-                *(f for w in news for f in (*w.template["fields"], *w.sparse)),
-            }
-        )
-        options = [cmp.fields_stored(f) for f in fields]
-        if sum(len(o) > 1 for o in options) > _MAX_CASES_FIELDS:
-            options = [[o[0]] for o in options]
-        problems: list[str] = []
-        missing: list[str] = []
-        stranded: list[str] = []
-        changed: list[str] = []
-        for combo in itertools.product(*options):
-            case = dict(zip(fields, combo))
-            old_values = {f: cmp.old_value(f, s) for f, s in case.items()}
-            new_values = {f: cmp.new_value(f, s) for f, s in case.items()}
-            old_key = _member_key(olds, old_values, old_enc)
-            new_key = _member_key(news, new_values, new_enc)
-            if new_key is _UNREADABLE:
-                continue  # reported with the attribute that does not decode
-            if old_key is None and new_key is None:
-                continue
-            where = _describe_case(case, cmp)
-            if old_key is None:
-                missing.append(where)
-            elif new_key is None:
-                stranded.append(where)
-            elif not _same_rendering(old_key, new_key):  # type: ignore[arg-type]
-                changed.append(where)
-        if olds and news and changed:
-            problems.extend(
-                r
-                for w_old, w_new in zip(olds, news)
-                for r in _template_reasons(w_old.template, w_new.template, old_enc, new_enc)
-            )
+        index = key_attributes.get(attribute) or (news or olds)[0].index
+        found = by_index.setdefault(index, _KeyFindings({}, [], [], [], [], [], [], []))
+        found.olds.extend(olds)
+        found.news.extend(news)
+        missing, stranded, changed = _outcomes(cmp, olds, news) if news else ([], [""], [])
+        for category, cases in (("missing", missing), ("stranded", stranded), ("changed", changed)):
+            if cases:
+                found.attributes.setdefault(category, []).append(attribute)
+        found.missing.extend(missing)
+        found.stranded.extend(stranded)
+        found.changed.extend(changed)
         transform = _key_transform(cmp, olds, news)
-        if missing:
-            yield Effect(
-                subject,
-                f"{_cases(missing)} are not in {index} but the new model "
-                f"writes {attribute} for them: they are missing from the index until rewritten",
-                needs_transform=transform,
-            )
-        if stranded:
-            yield Effect(
-                subject,
-                f"{_cases(stranded)} carry {attribute}, but the new model "
-                f"writes none for them: they stay in {index} until rewritten",
-                needs_transform=transform,
-            )
+        if transform and (missing or stranded or changed):
+            found.transforms.append(transform)
         if changed:
-            what = "; ".join(dict.fromkeys(problems)) or "the key text the new model writes"
-            yield Effect(
-                subject,
-                f"what the entity writes into {attribute} changes ({what}) for "
-                f"{_cases(changed)}: they no longer match and must be rewritten under the "
-                "new keys",
-                needs_transform=transform,
+            found.problems.extend(
+                r
+                for w_old, w_new in zip(olds, news, strict=False)
+                for r in _template_reasons(
+                    w_old.template, w_new.template, cmp.old.encoding, cmp.new.encoding
+                )
             )
-        if not (missing or stranded or changed):
-            old_indexes = {w.index for w in olds}
-            fresh = sorted({w.index for w in news} - old_indexes)
-            if not olds:
-                yield Effect(
-                    subject,
-                    f"no stored item belongs in {index}: the fields it depends on read as None "
-                    "for every stored item, as they would be written by the new model",
-                    rewrite=False,
-                )
-            elif fresh:
-                yield Effect(
-                    subject,
-                    f"stored items already carry exactly these keys (written for "
-                    f"{', '.join(sorted(old_indexes))}), so {', '.join(fresh)} backfills them "
-                    "without a rewrite",
-                    rewrite=False,
-                )
+    for index in sorted(by_index, key=lambda i: (i != "<table>", i)):
+        yield from _index_effects(index, by_index[index])
+
+
+_CATEGORIES = ("missing", "stranded", "changed")
+
+
+def _index_effects(index: str, found: _KeyFindings) -> Iterator[Effect]:
+    subject = f"{index} key"
+    names = {category: ", ".join(found.attributes.get(category, ())) for category in _CATEGORIES}
+    transform = "; ".join(dict.fromkeys(found.transforms)) or None
+    if found.missing:
+        yield Effect(
+            subject,
+            f"{_cases(found.missing)} are not in {index} but the new model writes "
+            f"{names['missing']} "
+            "for them: they are missing from the index until rewritten",
+            needs_transform=transform,
+        )
+    if found.stranded:
+        yield Effect(
+            subject,
+            f"{_cases(found.stranded)} carry {names['stranded']}, but the new model writes none for "
+            f"them: they stay in {index} until rewritten",
+            needs_transform=transform,
+        )
+    if found.changed:
+        what = "; ".join(dict.fromkeys(found.problems)) or "the key text the new model writes"
+        yield Effect(
+            subject,
+            f"what the entity writes into {names['changed']} changes ({what}) for "
+            f"{_cases(found.changed)}: they no longer match and must be rewritten under the "
+            "new keys",
+            needs_transform=transform,
+        )
+    if not (found.missing or found.stranded or found.changed):
+        yield from _unchanged_note(subject, index, found.olds, found.news)
+
+
+def _outcomes(
+    cmp: _Comparison, olds: Sequence[_Writer], news: Sequence[_Writer]
+) -> tuple[list[str], list[str], list[str]]:
+    """The cases in which stored items are missing from, stranded in, or moved in a key.
+
+    Every combination of "stored / not stored" of the nullable fields the key depends on
+    is rendered on both sides.
+    """
+    fields = sorted(
+        {f for w in (*olds, *news) for f in (*w.template["fields"], *w.sparse)},
+    )
+    options = [cmp.fields_stored(f) for f in fields]
+    if sum(len(o) > 1 for o in options) > _MAX_CASES_FIELDS:
+        options = [[o[0]] for o in options]
+    missing: list[str] = []
+    stranded: list[str] = []
+    changed: list[str] = []
+    for combo in itertools.product(*options):
+        case = dict(zip(fields, combo, strict=True))
+        old_key = _member_key(
+            olds, {f: cmp.old_value(f, s) for f, s in case.items()}, cmp.old.encoding
+        )
+        new_key = _member_key(
+            news, {f: cmp.new_value(f, s) for f, s in case.items()}, cmp.new.encoding
+        )
+        if new_key is _UNREADABLE or (old_key is None and new_key is None):
+            continue  # an unreadable field is reported with its attribute
+        where = _describe_case(case, cmp)
+        if old_key is None:
+            missing.append(where)
+        elif new_key is None:
+            stranded.append(where)
+        elif not _same_rendering(old_key, new_key):
+            changed.append(where)
+    return missing, stranded, changed
+
+
+def _unchanged_note(
+    subject: str, index: str, olds: Sequence[_Writer], news: Sequence[_Writer]
+) -> Iterator[Effect]:
+    """A "safe" line for a key the entity newly writes without changing any stored item."""
+    old_indexes = {w.index for w in olds}
+    fresh = sorted({w.index for w in news} - old_indexes)
+    if fresh == [] and olds:
+        return
+    if not olds:
+        yield Effect(
+            subject,
+            f"no stored item belongs in {index}: the fields it depends on read as None "
+            "for every stored item, as they would be written by the new model",
+            rewrite=False,
+        )
+    elif fresh:
+        yield Effect(
+            subject,
+            f"stored items already carry exactly these keys (written for "
+            f"{', '.join(sorted(old_indexes))}), so {', '.join(fresh)} backfills them "
+            "without a rewrite",
+            rewrite=False,
+        )
 
 
 _UNREADABLE: Any = object()
@@ -568,8 +619,11 @@ _UNREADABLE: Any = object()
 def _member_key(
     writers: Sequence[_Writer], values: Mapping[str, _Symbol], encoding: Mapping[str, Any]
 ) -> Any:
-    """The rendered key of the first writer the item belongs to, None if none, or
-    `_UNREADABLE`."""
+    """The rendered key of the first writer the item belongs to.
+
+    ``None`` when the item is in none of them (sparse), `_UNREADABLE` when a field it
+    depends on does not decode.
+    """
     for writer in writers:
         symbols = [values.get(f, _NONE) for f in (*writer.sparse, *writer.template["fields"])]
         if any(isinstance(s, _Unreadable) for s in symbols):
@@ -592,7 +646,9 @@ def _cases(cases: Sequence[str]) -> str:
     return "stored items where " + "; ".join(unique[:3]) + more
 
 
-def _key_transform(cmp: _Comparison, olds: Sequence[_Writer], news: Sequence[_Writer]) -> str | None:
+def _key_transform(
+    cmp: _Comparison, olds: Sequence[_Writer], news: Sequence[_Writer]
+) -> str | None:
     """Why a stored value cannot be written into the new key, if it cannot."""
     reasons: list[str] = []
     for new in news:

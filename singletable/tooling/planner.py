@@ -244,9 +244,7 @@ def _diff_table(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> It
     yield from _diff_entities(name, old, new)
 
 
-def _switch_ttl(
-    name: str, old: Mapping[str, Any], before: str | None, after: str | None
-) -> Change:
+def _switch_ttl(name: str, old: Mapping[str, Any], before: str | None, after: str | None) -> Change:
     """The table's TTL setting names another attribute: UpdateTimeToLive, at most hourly."""
     writers = sorted(i for i, e in old["entities"].items() if e["ttl_field"] is not None)
     steps = (

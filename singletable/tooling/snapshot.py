@@ -234,7 +234,13 @@ _DOCUMENT: dict[str, Any] = {
     ),
 }
 
-_JSON_NAMES = {dict: "an object", list: "a list", str: "a string", int: "a number", bool: "true/false"}
+_JSON_NAMES = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    int: "a number",
+    bool: "true/false",
+}
 
 
 def _json_type(value: Any) -> str:
@@ -247,46 +253,47 @@ def _json_type(value: Any) -> str:
 
 
 def _check(value: Any, shape: Any, source: str, path: str) -> None:
-    def bad(expected: str) -> SnapshotError:
-        return SnapshotError(
-            f"{source}: malformed snapshot at {path or 'top level'}: expected {expected}, "
-            f"got {_json_type(value)}; regenerate it with `singletable snapshot`"
-        )
-
+    """Refuse ``value`` unless it has ``shape`` (see `_DOCUMENT`), naming the bad path."""
     if isinstance(shape, tuple):
-        mode, inner = shape
-        if mode in ("optional", "absent-ok") and value is None:
-            return
-        if mode == "map":
-            if not isinstance(value, dict):
-                raise bad("an object")
-            for name, entry in value.items():
-                _check(entry, inner, source, f"{path}[{json.dumps(name)}]")
-            return
-        if mode == "list":
-            if not isinstance(value, list):
-                raise bad("a list")
-            for i, entry in enumerate(value):
-                _check(entry, inner, source, f"{path}[{i}]")
-            return
-        _check(value, inner, source, path)
-        return
-    if isinstance(shape, dict):
+        _check_container(value, shape, source, path)
+    elif isinstance(shape, dict):
         if not isinstance(value, dict):
-            raise bad("an object")
+            raise _malformed(source, path, "an object", value)
         for key, inner in shape.items():
-            if key not in value:
-                if isinstance(inner, tuple) and inner[0] == "absent-ok":
-                    continue
+            if key in value:
+                _check(value[key], inner, source, f"{path}.{key}" if path else key)
+            elif not (isinstance(inner, tuple) and inner[0] == "absent-ok"):
                 raise SnapshotError(
                     f"{source}: malformed snapshot at {path or 'top level'}: no {key!r}; "
                     "regenerate it with `singletable snapshot`"
                 )
-            _check(value[key], inner, source, f"{path}.{key}" if path else key)
+    elif type(value) is not shape:  # a JSON true/false is not a number here
+        raise _malformed(source, path, _JSON_NAMES[shape], value)
+
+
+def _check_container(value: Any, shape: tuple[str, Any], source: str, path: str) -> None:
+    mode, inner = shape
+    if mode in ("optional", "absent-ok") and value is None:
         return
-    # A JSON true/false is not a number here, though Python's bool is an int.
-    if type(value) is not shape:
-        raise bad(_JSON_NAMES[shape])
+    if mode == "map":
+        if not isinstance(value, dict):
+            raise _malformed(source, path, "an object", value)
+        for name, entry in value.items():
+            _check(entry, inner, source, f"{path}[{json.dumps(name)}]")
+    elif mode == "list":
+        if not isinstance(value, list):
+            raise _malformed(source, path, "a list", value)
+        for i, entry in enumerate(value):
+            _check(entry, inner, source, f"{path}[{i}]")
+    else:
+        _check(value, inner, source, path)
+
+
+def _malformed(source: str, path: str, expected: str, value: Any) -> SnapshotError:
+    return SnapshotError(
+        f"{source}: malformed snapshot at {path or 'top level'}: expected {expected}, "
+        f"got {_json_type(value)}; regenerate it with `singletable snapshot`"
+    )
 
 
 def read_snapshot(path: str | Path) -> dict[str, Any]:

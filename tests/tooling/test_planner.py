@@ -214,8 +214,9 @@ def test_entity_starting_to_write_an_index_rewrites_items() -> None:
     result = plan(before, after)
     assert result.worst is REWRITE, result.to_text()
     keyed = [c for c in result.changes if "GSI1 key" in c.subject]
-    assert [c.subject.rsplit(" ", 1)[-1] for c in keyed] == ["(GSI1PK)", "(GSI1SK)"]
-    assert all("missing from the index until rewritten" in c.reason for c in keyed)
+    assert len(keyed) == 1, result.to_text()
+    assert "GSI1PK, GSI1SK" in keyed[0].reason
+    assert "missing from the index until rewritten" in keyed[0].reason
 
 
 def test_sparse_index_on_a_new_optional_field_needs_no_rewrite() -> None:
@@ -228,7 +229,7 @@ def test_sparse_index_on_a_new_optional_field_needs_no_rewrite() -> None:
     )
     result = plan(before, after)
     keyed = [c for c in result.changes if "GSI1 key" in c.subject]
-    assert [c.kind for c in keyed] == [SAFE, SAFE], result.to_text()
+    assert [c.kind for c in keyed] == [SAFE], result.to_text()
     assert "no stored item belongs in GSI1" in keyed[0].reason
     assert all(c.kind is SAFE for c in result.changes)
 
@@ -245,7 +246,7 @@ def test_int_to_decimal_reads_every_value_and_rewrites_the_key() -> None:
     # Every stored int reads as a Decimal, but the key text of the Decimal codec differs.
     result = plan(model(), model(seq_type=Decimal))
     assert {c.kind for c in result.changes} == {REWRITE}, result.to_text()
-    assert any("<table> key (SK)" in c.subject for c in result.changes)
+    assert any(c.subject.endswith("<table> key") for c in result.changes)
     assert all(c.needs_transform is None for c in result.changes)
 
 

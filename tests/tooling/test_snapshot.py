@@ -217,8 +217,10 @@ def test_hand_edited_snapshot_is_one_line_from_the_cli(
     code = main(["plan", "singletable.examples:demo", str(path)], out=io.StringIO())
     err = capsys.readouterr().err
     assert code == 7  # ExitCode.BAD_SNAPSHOT
-    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
-    assert "edited.json: malformed snapshot at" in err and "fields" in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert "edited.json: malformed snapshot at" in err
+    assert "fields" in err
 
 
 def _legacy(document: dict[str, Any]) -> dict[str, Any]:
@@ -252,7 +254,8 @@ def test_snapshot_without_format_ids_plans_a_rewrite_only_where_a_format_changed
     subjects = [c.subject for c in result.changes if c.kind is ChangeClass.ITEM_REWRITE]
     assert subjects == ["entity AuditEvent@1, attribute ts", "entity Reading@1, attribute ts"]
     reason = result.changes[0].reason
-    assert "predates stored-format ids" in reason and "datetime-utc-us/1" in reason
+    assert "predates stored-format ids" in reason
+    assert "datetime-utc-us/1" in reason
     assert result.changes[0].needs_transform is None
 
 

@@ -139,8 +139,14 @@ def _may_be_absent(attr: Mapping[str, Any] | None) -> bool:
 
 
 def _numbers_convert(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
-    """Whether every stored number of ``before`` reads as a value of ``after``."""
+    """Whether every stored value of ``before`` reads as a value of ``after``.
+
+    Numbers read as ``float`` or ``Decimal``, and any stored text reads as a ``str``;
+    the value may then be stored or keyed differently, which the comparisons see.
+    """
     b, a = _codec(before), _codec(after)
+    if b.get("type") == a.get("type") == "S" and a.get("python") == "str":
+        return "nullable" not in b or "nullable" in a
     return (
         b.get("type") == a.get("type") == "N"
         and b.get("python") in ("int", "float", "Decimal")
@@ -534,8 +540,8 @@ def _index_effects(index: str, found: _KeyFindings) -> Iterator[Effect]:
     if found.stranded:
         yield Effect(
             subject,
-            f"{_cases(found.stranded)} carry {names['stranded']}, but the new model writes none for "
-            f"them: they stay in {index} until rewritten",
+            f"{_cases(found.stranded)} carry {names['stranded']}, but the new model writes "
+            f"none for them: they stay in {index} until rewritten",
             needs_transform=transform,
         )
     if found.changed:
@@ -683,8 +689,8 @@ def _attribute_effects(cmp: _Comparison) -> Iterator[Effect]:
             if _numbers_convert(before, after) and b != a:
                 yield Effect(
                     subject,
-                    f"stored numbers now read as {a.get('python')} ({_text(b)} -> {_text(a)}); "
-                    "the new model may store their text differently",
+                    f"stored values now read as {a.get('python')} ({_text(b)} -> {_text(a)}); "
+                    "the new model may store or key them differently",
                 )
             elif not _widens(b, a):
                 yield Effect(

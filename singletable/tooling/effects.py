@@ -719,6 +719,8 @@ def _attribute_effects(cmp: _Comparison) -> Iterator[Effect]:
         if False not in cmp.fields_stored(name):
             continue
         old_absent, new_absent = _absent_value(before), _absent_value(after)
+        if isinstance(old_absent, _Unreadable):
+            continue  # the old model did not read such items either (a None in Any)
         if isinstance(new_absent, _Unreadable):
             yield Effect(
                 subject,

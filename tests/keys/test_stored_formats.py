@@ -33,7 +33,7 @@ from singletable.keys.formats import (
     key_format,
 )
 
-EXPECTED = Path(__file__).parent / "expected" / "stored_formats.json"
+EXPECTED = Path(__file__).parents[1] / "expected" / "stored_formats.json"
 
 
 class Color(enum.Enum):
@@ -150,7 +150,7 @@ def test_every_sampled_family_is_pinned_and_history_is_consistent() -> None:
         if format_version(f) > 1
     }
     assert changed == set(FORMAT_HISTORY), "every id above version 1 says what it replaced"
-    changelog = (Path(__file__).parents[1] / "CHANGELOG.md").read_text("utf-8")
+    changelog = (Path(__file__).parents[2] / "CHANGELOG.md").read_text("utf-8")
     assert "## Stored format" in changelog
     for format_id in changed:
         assert format_id in changelog, f"{format_id} is not in CHANGELOG.md's Stored format"

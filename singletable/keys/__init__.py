@@ -4,6 +4,8 @@
   `SegmentEscaper` that keeps a delimiter inside a value from colliding.
 * `templates`: ``"EVT#{ts}#{seq}"`` parsed once into a `KeyTemplate` (formatter, prefix
   builder and anchored parser).
+* `formats`: the stored-format id of every key codec and attribute encoding, recorded
+  in snapshots so that a change in how values are stored is planned like a model change.
 """
 
 from singletable.keys.codecs import KeyCodec, KeyFormat, SegmentEscaper, codec_for

@@ -256,7 +256,11 @@ class EntityPlan:
                 for kp in (self.primary, *self.indexes.values())
             },
             "attributes": {
-                name: {**plan.codec.params(), "required": plan.required}
+                name: {
+                    **plan.codec.params(),
+                    "required": plan.required,
+                    **self._describe_default(plan),
+                }
                 for name, plan in self.fields.items()
             },
             "version_field": self.version_field,
@@ -268,6 +272,38 @@ class EntityPlan:
     def unique_fields(self) -> frozenset[str]:
         """Every field that takes part in a uniqueness constraint."""
         return frozenset(f for c in self.unique for f in c.fields)
+
+    def _describe_default(self, plan: FieldPlan) -> dict[str, Any]:
+        """What an item without the field's attribute reads as (for the migration planner).
+
+        ``{}`` for a required field; ``{"default": None}`` when it reads as ``None`` (or
+        an empty set, which is stored the same way: by omitting the attribute); else the
+        attribute value the default is stored as, or the factory that makes it.
+        """
+        if plan.required:
+            return {}
+        info = self.model.model_fields[plan.name]
+        if info.default_factory is not None:
+            factory = getattr(info.default_factory, "__qualname__", repr(info.default_factory))
+            return {"default": {"factory": factory}}
+        try:
+            stored = plan.codec.to_av(info.default)
+        except (ItemEncodeError, TypeError, ValueError):
+            return {"default": {"unencodable": repr(info.default)}}
+        return {"default": None if stored is None else {"stored": _jsonable(stored)}}
+
+
+def _jsonable(value: Any) -> Any:
+    """An attribute value as JSON-able data: bytes as hex text, sets as sorted lists."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((_jsonable(v) for v in value), key=repr)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"hex": bytes(value).hex()}
+    return value
 
 
 @functools.cache

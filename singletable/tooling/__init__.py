@@ -4,6 +4,7 @@
 * `schema`: CloudFormation (JSON/YAML) for the tables of a model.
 * `snapshot`: the deterministic model snapshot committed next to the code.
 * `planner`: what a model change does to stored items, classified (`plan_changes`).
+* `effects`: the stored-item analysis under the planner (old vs new model, per attribute).
 * `lint`: hot-partition warnings.
 * `migrate`: the runner that carries a plan out on a live table.
 * `progress`: the progress display of long-running work (a bar, or flushed lines).

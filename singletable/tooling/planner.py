@@ -1,6 +1,6 @@
 """The migration planner: what changed between a committed snapshot and the current model.
 
-Both sides are compared as snapshot documents (`singletable._snapshot`), so the planner
+Both sides are compared as snapshot documents (`singletable.tooling.snapshot`), so the planner
 reads only what the compiled plans describe. Every difference becomes a `Change` with a
 `ChangeClass` and a reason a reviewer can act on; a `MigrationPlan` renders them as text
 or JSON and turns the worst class into a CI exit code:
@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from singletable.tooling.effects import entity_effects
 from singletable.tooling.snapshot import Model, snapshot
 
 
@@ -68,10 +69,14 @@ class Change:
         subject: What changed, e.g. ``"entity AuditEvent@1, <table> sk"`` or ``"GSI GSI3"``.
         reason: Why it has this class and what to do.
         action: What the migration runner does for it (``None``: nothing to run), e.g.
-            ``{"op": "create_gsi", "index": "GSI3"}`` or
-            ``{"op": "rewrite", "old": "AuditEvent@1", "new": "AuditEvent@1"}``.
-        needs_transform: Why the rewrite cannot be done mechanically for some stored
-            values (``None``: it can); the runner refuses it unless given a transform.
+            ``{"op": "create_gsi", "index": "GSI3"}``,
+            ``{"op": "rewrite", "old": "AuditEvent@1", "new": "AuditEvent@1"}`` or
+            ``{"op": "switch_ttl", "old": "expires", "new": "ttl"}``.
+        needs_transform: Why the runner cannot carry out this change mechanically (read
+            each item with the new model and write it back) for some stored values, e.g.
+            a narrowed datetime precision; ``None`` when it can. The runner refuses a
+            rewrite any of whose changes has a reason here, unless the user supplies a
+            transform.
     """
 
     kind: ChangeClass
@@ -89,6 +94,7 @@ class Change:
             "subject": self.subject,
             "reason": self.reason,
             "action": dict(self.action) if self.action is not None else None,
+            "needs_transform": self.needs_transform,
         }
 
 
@@ -122,6 +128,18 @@ class MigrationPlan:
                 seen[(change.table, change.action["old"], change.action["new"])] = None
         return list(seen)
 
+    def transforms_needed(self, table: str, old: str, new: str) -> list[str]:
+        """Why the rewrite ``old -> new`` of ``table`` needs a user transform (empty: none)."""
+        return [
+            c.needs_transform
+            for c in self.changes
+            if c.needs_transform is not None
+            and c.table == table
+            and c.action is not None
+            and c.action.get("op") == "rewrite"
+            and (c.action["old"], c.action["new"]) == (old, new)
+        ]
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {
@@ -148,6 +166,11 @@ class MigrationPlan:
                 lines.append(f"\ntable {table}:")
             lines.append(f"  [{change.kind.value}] {change.subject}")
             lines.append(f"      {change.reason}")
+            if change.needs_transform is not None:
+                lines.append(
+                    f"      cannot be done mechanically: {change.needs_transform}; "
+                    "supply a transform"
+                )
         return "\n".join(lines) + "\n"
 
 
@@ -209,7 +232,9 @@ def _diff_table(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> It
     yield from _diff_indexes(name, old, new)
     for setting in sorted(set(old["settings"]) | set(new["settings"])):
         before, after = old["settings"].get(setting), new["settings"].get(setting)
-        if before != after:
+        if setting == "ttl_attribute" and before != after:
+            yield _switch_ttl(name, old, before, after)
+        elif before != after:
             yield Change(
                 ChangeClass.SAFE,
                 name,
@@ -217,6 +242,40 @@ def _diff_table(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> It
                 f"{before!r} -> {after!r}: deploy the updated table definition (UpdateTable)",
             )
     yield from _diff_entities(name, old, new)
+
+
+def _switch_ttl(name: str, old: Mapping[str, Any], before: str | None, after: str | None) -> Change:
+    """The table's TTL setting names another attribute: UpdateTimeToLive, at most hourly."""
+    writers = sorted(i for i, e in old["entities"].items() if e["ttl_field"] is not None)
+    steps = (
+        f"disable TTL on {before!r}, then enable it on {after!r}"
+        if before and after
+        else f"enable TTL on {after!r}"
+        if after
+        else f"disable TTL on {before!r}"
+    )
+    limit = (
+        "DynamoDB allows one TTL change per table per hour (and disabling takes up to an "
+        "hour to settle), so the switch may have to wait"
+    )
+    if writers:
+        return Change(
+            ChangeClass.ITEM_REWRITE,
+            name,
+            "setting ttl_attribute",
+            f"{before!r} -> {after!r}: stored items of {', '.join(writers)} carry their expiry "
+            f"in {before!r}; they are rewritten to carry both attributes, then the runner "
+            f"switches the table's TTL ({steps}). {limit}",
+            {"op": "switch_ttl", "old": before, "new": after},
+        )
+    return Change(
+        ChangeClass.SAFE,
+        name,
+        "setting ttl_attribute",
+        f"{before!r} -> {after!r}: no stored item carries an expiry; the runner switches the "
+        f"table's TTL ({steps}). {limit}",
+        {"op": "switch_ttl", "old": before, "new": after},
+    )
 
 
 def _used_attributes(table: Mapping[str, Any]) -> set[str]:
@@ -354,185 +413,25 @@ def _diff_entities(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) ->
         yield from _diff_entity(name, old, new, old_id, new_id)
 
 
-def _template_problems(
-    before: Mapping[str, Any],
-    after: Mapping[str, Any],
-    old_enc: Mapping[str, Any],
-    new_enc: Mapping[str, Any],
-) -> list[str]:
-    reasons: list[str] = []
-    if before["template"] != after["template"]:
-        reasons.append(f"template {before['template']!r} -> {after['template']!r}")
-    if before["type"] != after["type"]:
-        reasons.append(f"attribute type {before['type']} -> {after['type']}")
-    if before["attribute"] != after["attribute"]:
-        reasons.append(f"attribute {before['attribute']} -> {after['attribute']}")
-    for field_name in sorted(set(before["fields"]) & set(after["fields"])):
-        b, a = before["fields"][field_name], after["fields"][field_name]
-        if _widens(b, a):
-            continue  # e.g. a new enum member: every stored key encodes as before
-        for param in sorted(set(b) | set(a)):
-            if b.get(param) != a.get(param):
-                reasons.append(f"field {field_name}: {param} {b.get(param)!r} -> {a.get(param)!r}")
-    escaped = any(f.get("escaped") for f in before["fields"].values())
-    segmented = old_enc["delimiter"] in before["template"]
-    if segmented and old_enc["delimiter"] != new_enc["delimiter"]:
-        reasons.append(f"delimiter {old_enc['delimiter']!r} -> {new_enc['delimiter']!r}")
-    if escaped:
-        for param in ("escape", "escape_scheme_version"):
-            if old_enc[param] != new_enc[param]:
-                reasons.append(f"{param} {old_enc[param]!r} -> {new_enc[param]!r}")
-    return reasons
-
-
-def _widens(before: Any, after: Any) -> bool:
-    """Whether codec parameters ``after`` read and write every value of ``before`` alike.
-
-    True when they are equal, except that a list of allowed ``values`` (the members of
-    an Enum, the values of a Literal) may gain values or change order: values are
-    stored as themselves, so the stored bytes of every old value stay the same.
-    """
-    if isinstance(before, Mapping) and isinstance(after, Mapping):
-        if set(before) != set(after):
-            return False
-        for key, b in before.items():
-            a = after[key]
-            if key == "values" and isinstance(b, list) and isinstance(a, list):
-                if not {json.dumps(v) for v in b} <= {json.dumps(v) for v in a}:
-                    return False
-            elif not _widens(b, a):
-                return False
-        return True
-    return bool(before == after)
-
-
-def old_enc_changed(old_enc: Mapping[str, Any], new_enc: Mapping[str, Any]) -> bool:
-    """Whether the table's key encoding parameters differ."""
-    return any(old_enc[k] != new_enc[k] for k in ("delimiter", "escape", "escape_scheme_version"))
-
-
-def _diff_entity(  # noqa: C901 - one comparison per snapshot section
+def _diff_entity(
     table: str, old: Mapping[str, Any], new: Mapping[str, Any], old_id: str, new_id: str
 ) -> Iterator[Change]:
-    before, after = old["entities"][old_id], new["entities"][new_id]
-    old_enc, new_enc = old["encoding"], new["encoding"]
+    """The changes of one entity: every way its stored items differ (see `effects`)."""
     subject = f"entity {old_id}" if old_id == new_id else f"entity {old_id} -> {new_id}"
     rewrite = {"op": "rewrite", "old": old_id, "new": new_id}
-    if old_id != new_id:
-        yield Change(
-            ChangeClass.ITEM_REWRITE,
-            table,
-            subject,
-            f"the stored identifier changes ({old_enc['entity_attribute']}/"
-            f"{old_enc['version_attribute']} {old_id} -> {new_id}): items written as {old_id} "
-            "must be rewritten to be found as the new entity",
-            rewrite,
+    for effect in entity_effects(old, new, old_id, new_id):
+        kind = (
+            ChangeClass.BREAKING_READS
+            if effect.unreadable
+            else ChangeClass.ITEM_REWRITE
+            if effect.rewrite
+            else ChangeClass.SAFE
         )
-    for param in ("entity_attribute", "version_attribute"):
-        if old_enc[param] != new_enc[param]:
-            yield Change(
-                ChangeClass.ITEM_REWRITE,
-                table,
-                subject,
-                f"{param} {old_enc[param]!r} -> {new_enc[param]!r}: every stored item carries "
-                "its identifier under the old name",
-                rewrite,
-            )
-    old_keys, new_keys = before["keys"], after["keys"]
-    for index in sorted(set(old_keys) | set(new_keys)):
-        where = f"{subject}, {index} key"
-        if index not in new_keys:
-            if index in new["indexes"]:
-                yield Change(
-                    ChangeClass.ITEM_REWRITE,
-                    table,
-                    where,
-                    f"the entity no longer writes index {index}, but its stored items still "
-                    "carry the index keys and stay in the index until rewritten",
-                    rewrite,
-                )
-            continue
-        if index not in old_keys:
-            carried = [
-                i
-                for i, keys in old_keys.items()
-                if {r: keys.get(r) for r in ("pk", "sk")}
-                == {r: new_keys[index].get(r) for r in ("pk", "sk")}
-            ]
-            if carried and not old_enc_changed(old_enc, new_enc):
-                yield Change(
-                    ChangeClass.SAFE,
-                    table,
-                    where,
-                    f"stored items already carry exactly these keys (written for "
-                    f"{carried[0]}), so the index backfills them without a rewrite",
-                )
-                continue
-            new_sparse = [
-                f for f in new_keys[index].get("sparse_fields", []) if f not in before["attributes"]
-            ]
-            if new_sparse:
-                # Stored items predate the optional field, so they read it as None and
-                # belong outside this sparse index: there is nothing to backfill.
-                yield Change(
-                    ChangeClass.SAFE,
-                    table,
-                    where,
-                    f"index {index} is keyed on the new optional field {new_sparse[0]!r}, "
-                    "which no stored item has, so no stored item belongs in it",
-                )
-                continue
-            yield Change(
-                ChangeClass.ITEM_REWRITE,
-                table,
-                where,
-                f"the entity now writes keys for index {index}; stored items lack them and "
-                "are missing from the index until rewritten",
-                rewrite,
-            )
-            continue
-        reasons: list[str] = []
-        for role in ("pk", "sk"):
-            b, a = old_keys[index].get(role), new_keys[index].get(role)
-            if b is None or a is None:
-                if b != a:
-                    reasons.append(f"{role} template {'added' if b is None else 'removed'}")
-                continue
-            reasons.extend(f"{role} {r}" for r in _template_problems(b, a, old_enc, new_enc))
-        if reasons:
-            yield Change(
-                ChangeClass.ITEM_REWRITE,
-                table,
-                where,
-                "what the entity writes into the key changes ("
-                + "; ".join(reasons)
-                + "): stored items no longer match and must be rewritten under the new keys",
-                rewrite,
-            )
-        elif old_keys[index]["sparse_fields"] != new_keys[index]["sparse_fields"]:
-            yield Change(
-                ChangeClass.SAFE,
-                table,
-                where,
-                f"sparse fields {old_keys[index]['sparse_fields']} -> "
-                f"{new_keys[index]['sparse_fields']}: stored keys are unchanged",
-            )
-    yield from _diff_attributes(table, subject, before["attributes"], after["attributes"])
+        where = subject if effect.subject == "identifier" else f"{subject}, {effect.subject}"
+        action = rewrite if effect.rewrite or effect.unreadable else None
+        yield Change(kind, table, where, effect.reason, action, effect.needs_transform)
+    before, after = old["entities"][old_id], new["entities"][new_id]
     yield from _diff_unique(table, subject, new_id, before, after)
-    if before["ttl_field"] != after["ttl_field"] or (
-        after["ttl_field"] is not None
-        and old["settings"]["ttl_attribute"] != new["settings"]["ttl_attribute"]
-    ):
-        yield Change(
-            ChangeClass.ITEM_REWRITE,
-            table,
-            f"{subject}, ttl",
-            f"the TTL written by the entity changes (field {before['ttl_field']!r} -> "
-            f"{after['ttl_field']!r}, attribute {old['settings']['ttl_attribute']!r} -> "
-            f"{new['settings']['ttl_attribute']!r}); stored items keep the old expiry "
-            "until rewritten",
-            rewrite,
-        )
     if before["version_field"] != after["version_field"]:
         yield Change(
             ChangeClass.SAFE,
@@ -541,74 +440,6 @@ def _diff_entity(  # noqa: C901 - one comparison per snapshot section
             f"optimistic locking field {before['version_field']!r} -> "
             f"{after['version_field']!r}; stored values are read as they are",
         )
-
-
-def _diff_attributes(
-    table: str, subject: str, before: Mapping[str, Any], after: Mapping[str, Any]
-) -> Iterator[Change]:
-    for attr in sorted(set(before) | set(after)):
-        b, a = before.get(attr), after.get(attr)
-        where = f"{subject}, attribute {attr}"
-        if b == a:
-            continue
-        if b is None:
-            assert a is not None
-            if a["required"]:
-                yield Change(
-                    ChangeClass.BREAKING_READS,
-                    table,
-                    where,
-                    "new required field without a default: stored items lack it and fail "
-                    "validation; give it a default or make it optional",
-                )
-            else:
-                yield Change(
-                    ChangeClass.SAFE,
-                    table,
-                    where,
-                    "new optional field: stored items read it as its default",
-                )
-        elif a is None:
-            yield Change(
-                ChangeClass.SAFE,
-                table,
-                where,
-                "field removed: reads ignore the stored attribute (it stays until items are "
-                "rewritten)",
-            )
-        else:
-            b_codec = {k: v for k, v in b.items() if k != "required"}
-            a_codec = {k: v for k, v in a.items() if k != "required"}
-            if not _widens(b_codec, a_codec):
-                yield Change(
-                    ChangeClass.BREAKING_READS,
-                    table,
-                    where,
-                    f"stored type changes ({_codec_text(b_codec)} -> {_codec_text(a_codec)}): "
-                    "stored values may no longer decode or validate",
-                )
-            elif a["required"] and not b["required"]:
-                yield Change(
-                    ChangeClass.BREAKING_READS,
-                    table,
-                    where,
-                    "optional field becomes required: stored items without a value fail "
-                    "validation; keep a default",
-                )
-            elif b_codec != a_codec:
-                yield Change(
-                    ChangeClass.SAFE,
-                    table,
-                    where,
-                    f"allowed values widen ({_codec_text(b_codec)} -> {_codec_text(a_codec)}): "
-                    "every stored value still decodes",
-                )
-            else:
-                yield Change(ChangeClass.SAFE, table, where, "required field becomes optional")
-
-
-def _codec_text(params: Mapping[str, Any]) -> str:
-    return json.dumps(params, sort_keys=True)
 
 
 def _diff_unique(

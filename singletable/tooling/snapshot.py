@@ -21,10 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from singletable.errors import SnapshotError
+from singletable.keys.formats import TTL_FORMAT, key_format, with_formats
 from singletable.model.table import GSI, Table
 
-#: Version of the snapshot document's layout. A reader refuses any other version.
-FORMAT_VERSION = 1
+#: Version of the snapshot document's layout. 2 added stored-format ids (``"format"``
+#: next to every key codec and attribute encoding, ``ttl_format`` per table) and field
+#: defaults. Version 1 documents are still read: the planner treats their missing ids
+#: as "written before format ids existed" (see `singletable.keys.formats`).
+FORMAT_VERSION = 2
+READABLE_FORMAT_VERSIONS = (1, 2)
 
 #: Version of the key segment escape scheme (``docs/architecture.md``: every character
 #: ``<= escape`` written as the escape character plus two upper-case hex digits). Stored
@@ -86,6 +91,7 @@ def describe_table(table: Table) -> dict[str, Any]:
             "escape_scheme_version": ESCAPE_SCHEME_VERSION,
             "entity_attribute": table.entity_attribute,
             "version_attribute": table.version_attribute,
+            "ttl_format": TTL_FORMAT,
         },
         "indexes": indexes,
         "settings": {
@@ -101,9 +107,24 @@ def describe_table(table: Table) -> dict[str, Any]:
             "tags": dict(table.tags),
         },
         "entities": {
-            entity_id(plan.name, plan.version): plan.describe() for plan in table.entity_plans()
+            entity_id(plan.name, plan.version): _with_formats(plan.describe())
+            for plan in table.entity_plans()
         },
     }
+
+
+def _with_formats(entity: dict[str, Any]) -> dict[str, Any]:
+    """An entity description with the stored-format id of every codec added."""
+    for keys in entity["keys"].values():
+        for role in ("pk", "sk"):
+            if role in keys:
+                for params in keys[role]["fields"].values():
+                    params["format"] = key_format(params)
+    entity["attributes"] = {
+        name: {**with_formats(params), "required": params["required"]}
+        for name, params in entity["attributes"].items()
+    }
+    return entity
 
 
 def snapshot(model: Model) -> dict[str, Any]:
@@ -146,37 +167,133 @@ def load_snapshot(text: str, *, source: str = "snapshot") -> dict[str, Any]:
             "`singletable snapshot module:attribute -o FILE`"
         )
     version = document["format_version"]
-    if version != FORMAT_VERSION:
+    if version not in READABLE_FORMAT_VERSIONS:
         raise SnapshotError(
             f"{source}: snapshot format_version is {version!r}, this singletable reads "
-            f"format_version {FORMAT_VERSION}; regenerate it with `singletable snapshot` from "
-            "the model it describes (check out that commit), or use a matching singletable"
+            f"format_version {' and '.join(map(str, READABLE_FORMAT_VERSIONS))}; regenerate it "
+            "with `singletable snapshot` from the model it describes (check out that commit), "
+            "or use a matching singletable"
         )
-    tables = document.get("tables")
-    if not isinstance(tables, dict) or not all(
-        isinstance(t, dict) and isinstance(t.get("entities"), dict) for t in tables.values()
-    ):
-        raise SnapshotError(f"{source}: malformed snapshot: 'tables' must map names to tables")
-    # Every section the planner reads, so a hand-edited or truncated file is refused here
-    # with its location rather than failing deep inside the planner.
-    for name, table in tables.items():
-        for section in _TABLE_SECTIONS:
-            if not isinstance(table.get(section), dict):
-                raise SnapshotError(
-                    f"{source}: malformed snapshot: table {name!r} has no {section!r} section"
-                )
-        for entity_id, entity in table["entities"].items():
-            missing = [k for k in _ENTITY_SECTIONS if k not in entity]
-            if missing:
-                raise SnapshotError(
-                    f"{source}: malformed snapshot: entity {entity_id!r} of table {name!r} "
-                    f"has no {missing[0]!r}"
-                )
-    return document
+    _check(document, _DOCUMENT, source, "")
+    return dict(document)
 
 
-_TABLE_SECTIONS = ("encoding", "entities", "indexes", "key", "settings")
-_ENTITY_SECTIONS = ("attributes", "keys", "name", "version", "ttl_field", "version_field")
+# -- shape check ------------------------------------------------------------------------
+# Every value the planner reads, with its JSON type, so that a hand-edited or truncated
+# file is refused with the path of the first bad value instead of a traceback later.
+
+_KEY_REF = {"attribute": str, "type": str}
+_TEMPLATE = {
+    "attribute": str,
+    "template": str,
+    "type": str,
+    "fields": ("map", {"kind": str, "escaped": bool}),
+}
+_DOCUMENT: dict[str, Any] = {
+    "tables": (
+        "map",
+        {
+            "key": {"pk": _KEY_REF, "sk": ("optional", _KEY_REF)},
+            "encoding": {
+                "delimiter": str,
+                "escape": str,
+                "escape_scheme_version": int,
+                "entity_attribute": str,
+                "version_attribute": str,
+            },
+            "indexes": (
+                "map",
+                {
+                    "kind": str,
+                    "pk": ("optional", _KEY_REF),
+                    "sk": ("optional", _KEY_REF),
+                    "projection": {"ProjectionType": str},
+                },
+            ),
+            "settings": {"ttl_attribute": ("optional", str)},
+            "entities": (
+                "map",
+                {
+                    "name": str,
+                    "version": int,
+                    "class": str,
+                    "keys": (
+                        "map",
+                        {
+                            "pk": _TEMPLATE,
+                            "sk": ("absent-ok", _TEMPLATE),
+                            "sparse_fields": ("list", str),
+                        },
+                    ),
+                    "attributes": ("map", {"type": str, "required": bool}),
+                    "ttl_field": ("optional", str),
+                    "version_field": ("optional", str),
+                },
+            ),
+        },
+    ),
+}
+
+_JSON_NAMES = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    int: "a number",
+    bool: "true/false",
+}
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    for kind, name in _JSON_NAMES.items():
+        if type(value) is kind:
+            return name
+    return type(value).__name__
+
+
+def _check(value: Any, shape: Any, source: str, path: str) -> None:
+    """Refuse ``value`` unless it has ``shape`` (see `_DOCUMENT`), naming the bad path."""
+    if isinstance(shape, tuple):
+        _check_container(value, shape, source, path)
+    elif isinstance(shape, dict):
+        if not isinstance(value, dict):
+            raise _malformed(source, path, "an object", value)
+        for key, inner in shape.items():
+            if key in value:
+                _check(value[key], inner, source, f"{path}.{key}" if path else key)
+            elif not (isinstance(inner, tuple) and inner[0] == "absent-ok"):
+                raise SnapshotError(
+                    f"{source}: malformed snapshot at {path or 'top level'}: no {key!r}; "
+                    "regenerate it with `singletable snapshot`"
+                )
+    elif type(value) is not shape:  # a JSON true/false is not a number here
+        raise _malformed(source, path, _JSON_NAMES[shape], value)
+
+
+def _check_container(value: Any, shape: tuple[str, Any], source: str, path: str) -> None:
+    mode, inner = shape
+    if mode in ("optional", "absent-ok") and value is None:
+        return
+    if mode == "map":
+        if not isinstance(value, dict):
+            raise _malformed(source, path, "an object", value)
+        for name, entry in value.items():
+            _check(entry, inner, source, f"{path}[{json.dumps(name)}]")
+    elif mode == "list":
+        if not isinstance(value, list):
+            raise _malformed(source, path, "a list", value)
+        for i, entry in enumerate(value):
+            _check(entry, inner, source, f"{path}[{i}]")
+    else:
+        _check(value, inner, source, path)
+
+
+def _malformed(source: str, path: str, expected: str, value: Any) -> SnapshotError:
+    return SnapshotError(
+        f"{source}: malformed snapshot at {path or 'top level'}: expected {expected}, "
+        f"got {_json_type(value)}; regenerate it with `singletable snapshot`"
+    )
 
 
 def read_snapshot(path: str | Path) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 
@@ -62,6 +62,7 @@ def test_snapshot_records_every_codec_parameter() -> None:
         "escape_scheme_version": 1,
         "entity_attribute": "_et",
         "version_attribute": "_ev",
+        "ttl_format": "ttl-epoch-seconds/1",
     }
     entity = table["entities"]["Event@3"]
     assert (entity["name"], entity["version"]) == ("Event", 3)
@@ -70,6 +71,10 @@ def test_snapshot_records_every_codec_parameter() -> None:
     assert sk["fields"]["seq"]["width"] == 8
     assert sk["fields"]["ts"]["precision"] == "ms"
     assert sk["fields"]["ts"]["escaped"] is False
+    assert sk["fields"]["ts"]["format"] == "key-datetime-utc/1"
+    assert sk["fields"]["seq"]["format"] == "key-int-fixed/1"
+    assert entity["attributes"]["ts"]["format"] == "datetime-utc-us/2"
+    assert entity["attributes"]["seq"]["format"] == "number/1"
     assert entity["keys"]["<table>"]["pk"]["fields"]["actor_id"]["escaped"] is True
 
 
@@ -85,7 +90,9 @@ def test_bad_json_is_a_snapshot_error_naming_the_source() -> None:
 
 def test_other_format_version_is_refused() -> None:
     text = json.dumps({"format_version": 99, "tables": {}})
-    with pytest.raises(st.SnapshotError, match=r"format_version is 99.*reads format_version 1"):
+    with pytest.raises(
+        st.SnapshotError, match=r"format_version is 99.*reads format_version 1 and 2"
+    ):
         load_snapshot(text, source="old.json")
 
 
@@ -95,7 +102,9 @@ def test_document_without_format_version_is_refused() -> None:
 
 
 def test_malformed_tables_are_refused() -> None:
-    with pytest.raises(st.SnapshotError, match="'tables' must map names to tables"):
+    with pytest.raises(
+        st.SnapshotError, match=r'at tables\["t"\]: expected an object, got a number'
+    ):
         load_snapshot(json.dumps({"format_version": 1, "tables": {"t": 3}}))
 
 
@@ -118,12 +127,12 @@ def test_snapshot_missing_a_section_is_refused_naming_it() -> None:
 
     document = json.loads(st.snapshot_json(examples.demo))
     del document["tables"]["singletable-demo"]["encoding"]
-    with pytest.raises(st.SnapshotError, match=r"table 'singletable-demo' has no 'encoding'"):
+    with pytest.raises(st.SnapshotError, match=r'at tables\["singletable-demo"\]: no .encoding.'):
         st.load_snapshot(json.dumps(document), source="snap.json")
     document = json.loads(st.snapshot_json(examples.demo))
     entity = next(iter(document["tables"]["singletable-demo"]["entities"].values()))
     del entity["keys"]
-    with pytest.raises(st.SnapshotError, match=r"snap.json: malformed snapshot: entity .* 'keys'"):
+    with pytest.raises(st.SnapshotError, match=r"snap.json: malformed snapshot at .*: no 'keys'"):
         st.load_snapshot(json.dumps(document), source="snap.json")
 
 
@@ -137,3 +146,120 @@ def test_snapshot_that_is_not_utf8_is_a_bad_snapshot(
     err = capsys.readouterr().err
     assert "binary.json" in err
     assert "UTF-8" in err
+
+
+def _demo_document() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(snapshot_json(examples.demo))
+    return loaded
+
+
+def _first(mapping: dict[str, Any]) -> Any:
+    return next(iter(mapping.values()))
+
+
+def _null_fields(doc: dict[str, Any]) -> None:
+    _first(_first(doc["tables"])["entities"])["keys"]["<table>"]["pk"]["fields"] = None
+
+
+def _list_attributes(doc: dict[str, Any]) -> None:
+    _first(_first(doc["tables"])["entities"])["attributes"] = []
+
+
+def _gsi_without_projection(doc: dict[str, Any]) -> None:
+    del _first(_first(doc["tables"])["indexes"])["projection"]
+
+
+def _string_version(doc: dict[str, Any]) -> None:
+    _first(_first(doc["tables"])["entities"])["version"] = "1"
+
+
+def _bool_as_number(doc: dict[str, Any]) -> None:
+    _first(doc["tables"])["encoding"]["escape_scheme_version"] = True
+
+
+def _sparse_fields_not_strings(doc: dict[str, Any]) -> None:
+    _first(_first(doc["tables"])["entities"])["keys"]["<table>"]["sparse_fields"] = [1]
+
+
+@pytest.mark.parametrize(
+    ("edit", "where"),
+    [
+        (_null_fields, r'\.keys\["<table>"\]\.pk\.fields: expected an object, got null'),
+        (_list_attributes, r"\.attributes: expected an object, got a list"),
+        (_gsi_without_projection, r"\.indexes\[\"GSI1\"\]: no 'projection'"),
+        (_string_version, r"\.version: expected a number, got a string"),
+        (_bool_as_number, r"\.escape_scheme_version: expected a number, got true/false"),
+        (_sparse_fields_not_strings, r"\.sparse_fields\[0\]: expected a string, got a number"),
+    ],
+)
+def test_hand_edited_snapshot_is_refused_naming_the_path(
+    edit: Any, where: str, tmp_path: Path
+) -> None:
+    document = _demo_document()
+    edit(document)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(
+        st.SnapshotError, match=r"edited\.json: malformed snapshot at tables.*" + where
+    ):
+        read_snapshot(path)
+
+
+def test_hand_edited_snapshot_is_one_line_from_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from singletable.cli import main
+
+    document = _demo_document()
+    _null_fields(document)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    code = main(["plan", "singletable.examples:demo", str(path)], out=io.StringIO())
+    err = capsys.readouterr().err
+    assert code == 7  # ExitCode.BAD_SNAPSHOT
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert "edited.json: malformed snapshot at" in err
+    assert "fields" in err
+
+
+def _legacy(document: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot as format_version 1 wrote it: no format ids, no defaults."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: strip(v)
+                for k, v in value.items()
+                if k not in ("format", "default", "ttl_format")
+            }
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    legacy: dict[str, Any] = strip(document)
+    legacy["format_version"] = 1
+    return legacy
+
+
+def test_snapshot_without_format_ids_plans_a_rewrite_only_where_a_format_changed() -> None:
+    # Format ids still at version 1 have never changed: a legacy snapshot matches them.
+    # datetime attributes are at datetime-utc-us/2: the planner cannot know which version
+    # the stored items hold, says so, and plans an (idempotent) rewrite.
+    from singletable.tooling.planner import ChangeClass, plan_changes
+
+    legacy = load_snapshot(json.dumps(_legacy(_demo_document())))
+    result = plan_changes(examples.demo, legacy)
+    assert result.worst is ChangeClass.ITEM_REWRITE, result.to_text()
+    subjects = [c.subject for c in result.changes if c.kind is ChangeClass.ITEM_REWRITE]
+    assert subjects == ["entity AuditEvent@1, attribute ts", "entity Reading@1, attribute ts"]
+    reason = result.changes[0].reason
+    assert "predates stored-format ids" in reason
+    assert "datetime-utc-us/1" in reason
+    assert result.changes[0].needs_transform is None
+
+
+def test_current_snapshot_of_the_same_model_plans_nothing() -> None:
+    from singletable.tooling.planner import plan_changes
+
+    assert plan_changes(examples.demo, load_snapshot(snapshot_json(examples.demo))).changes == ()

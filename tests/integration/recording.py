@@ -38,8 +38,11 @@ class RecordingClient:
         return [item for _, _, response in self.calls for item in response.get("Items", [])]
 
 
-def recorded_connection(recorder: RecordingClient, table: st.Table) -> st.Connection:
+def recorded_connection(recorder: RecordingClient, table: st.Table) -> Any:
     """A `singletable.Connection` through ``recorder``, with ``table`` created."""
-    connection = st.Connection(recorder)  # type: ignore[arg-type]
+    # Imported here: _executors imports RecordingClient from this module.
+    from tests.integration._executors import connect
+
+    connection = connect(recorder)
     connection.create_table(table)
     return connection

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 import singletable as st
+from tests.integration._executors import connect
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ def models(dynamodb_client: Any, table_name: str) -> Any:
         owner: str
         body: str = ""
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     for doc_id in ("d2", "d1"):
         Doc.put(Doc(doc_id=doc_id, owner="ann", body="hello")).run(db)

@@ -11,7 +11,12 @@ from typing import Annotated, Any
 import pytest
 
 import singletable as st
+<<<<<<< HEAD
 from tests.integration.recording import RecordingClient, recorded_connection
+=======
+
+from tests.integration._executors import connect
+>>>>>>> e41baed (Async tier: the integration suite runs on AsyncConnection too (--executor async|both))
 
 UTC = timezone.utc
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=UTC)
@@ -270,7 +275,7 @@ def test_collection_begins_with_on_a_shared_sort_field(
         path: str
         size: int
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     st.BatchWrite(
         [

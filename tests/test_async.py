@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import inspect
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -208,7 +208,7 @@ def test_the_two_executors_offer_the_same_interface() -> None:
 
 
 @pytest.fixture
-def endpoint(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def endpoint(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
     from tests.conftest import reset_moto_server
 
     for var in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB"):
@@ -217,7 +217,7 @@ def endpoint(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     reset_moto_server(moto_server)
-    yield moto_server
+    return moto_server
 
 
 class CountingClient:
@@ -261,7 +261,8 @@ def test_async_for_fetches_lazily_and_stops_sending_when_the_loop_stops(endpoint
         return seen, sent_at_break, [e.seq for e in everything]
 
     seen, sent, everything = run(main())
-    assert len(everything) == 14 and seen == everything[:4]
+    assert len(everything) == 14
+    assert seen == everything[:4]
     assert sent == ["query", "query"]  # two pages read, the third never asked for
 
 
@@ -279,7 +280,8 @@ def test_concurrent_tasks_share_one_connection(endpoint: str) -> None:
         return got, len(events), counts
 
     got, n, counts = run(main())
-    assert n == 14 and all(g is not None for g in got)
+    assert n == 14
+    assert all(g is not None for g in got)
     assert counts == [14] * 8
 
 
@@ -307,7 +309,8 @@ def test_batch_retries_sleep_with_the_injected_coroutine() -> None:
     n = len(sample_audit_log())
     assert client.requests == [n, n - n // 2]  # the unprocessed half is sent again
     assert (result.calls, result.retries) == (2, 1)
-    assert len(slept) == 1 and 0 < slept[0] <= 5.0
+    assert len(slept) == 1
+    assert 0 < slept[0] <= 5.0
 
 
 def test_service_errors_are_service_errors(endpoint: str) -> None:
@@ -320,7 +323,8 @@ def test_service_errors_are_service_errors(endpoint: str) -> None:
 
     error = run(main())
     assert error.code == "ResourceNotFoundException"
-    assert error.response is not None and error.response["Error"]["Code"] == error.code
+    assert error.response is not None
+    assert error.response["Error"]["Code"] == error.code
 
 
 def test_the_client_it_builds_is_configured_like_connections(endpoint: str) -> None:

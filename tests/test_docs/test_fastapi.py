@@ -83,7 +83,9 @@ def test_create_then_get_round_trips_the_entity(client: AppClient) -> None:
     created = client.post("/orders", json=order("o1"))
     assert created.status_code == 201
     body = created.json()
-    assert body["version"] == 1 and body["status"] == "open" and body["created_at"]
+    assert body["version"] == 1
+    assert body["status"] == "open"
+    assert body["created_at"]
     assert client.get("/customers/c1/orders/o1").json() == body
 
 
@@ -105,7 +107,8 @@ def test_creating_twice_is_409(client: AppClient) -> None:
 def test_stale_version_is_409_and_current_version_updates(client: AppClient) -> None:
     client.post("/orders", json=order("o1"))
     paid = client.patch("/customers/c1/orders/o1", json={"status": "paid", "version": 1})
-    assert paid.status_code == 200 and paid.json()["status"] == "paid"
+    assert paid.status_code == 200
+    assert paid.json()["status"] == "paid"
     assert paid.json()["version"] == 2
     stale = client.patch("/customers/c1/orders/o1", json={"status": "shipped", "version": 1})
     assert stale.status_code == 409  # VersionConflictError

@@ -11,12 +11,8 @@ from typing import Annotated, Any
 import pytest
 
 import singletable as st
-<<<<<<< HEAD
-from tests.integration.recording import RecordingClient, recorded_connection
-=======
-
 from tests.integration._executors import connect
->>>>>>> e41baed (Async tier: the integration suite runs on AsyncConnection too (--executor async|both))
+from tests.integration.recording import RecordingClient, recorded_connection
 
 UTC = timezone.utc
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=UTC)

@@ -179,7 +179,7 @@ async def raw_op(client: Any, events: list[AuditEvent], job: tuple[str, int]) ->
         "ExpressionAttributeNames": {"#pk": "PK", "#sk": "SK"},
         "ExpressionAttributeValues": {":pk": {"S": f"ACTOR#{ACTOR}"}, ":sk": {"S": "EVT#"}},
     }
-    results = []
+    results: list[AuditEvent] = []
     while True:
         response = await client.query(**request)
         results.extend(hand_decode(item) for item in response["Items"])
@@ -213,7 +213,7 @@ def main() -> None:
     from aiobotocore.session import get_session
 
     with server() as endpoint:
-        where = {"endpoint_url": endpoint, "region_name": REGION, **CREDENTIALS}
+        where: dict[str, Any] = {"endpoint_url": endpoint, "region_name": REGION, **CREDENTIALS}
         db = st.Connection(boto3.Session().client("dynamodb", config=config(), **where))
         if db.table_exists(demo):
             db.delete_table(demo)
@@ -251,10 +251,12 @@ def main() -> None:
         pool.shutdown()
 
     ops = len(work)
-    where = "SINGLETABLE_ENDPOINT" if os.environ.get("SINGLETABLE_ENDPOINT") else "moto subprocess"
+    server_name = (
+        "SINGLETABLE_ENDPOINT" if os.environ.get("SINGLETABLE_ENDPOINT") else "moto subprocess"
+    )
     print(
         f"bench_async: {n_gets} gets + {n_queries} queries of {N_ITEMS} items = {ops} ops, "
-        f"{expected_items} items; server: {where}; best of {rounds}"
+        f"{expected_items} items; server: {server_name}; best of {rounds}"
     )
     base_wall, base_cpu = best["(a) sequential sync"]
     print(f"{'':28}{'ops/s':>9}{'vs (a)':>8}{'CPU µs/op':>11}{'vs (a)':>8}")

@@ -128,9 +128,9 @@ def test_both_executors_send_the_same_calls_and_return_the_same_results() -> Non
                 aws_secret_access_key="testing",
             )
             st.Connection(raw.client).create_table(demo)
-            results = []
+            results: list[tuple[str, Any]] = []
             if kind == "sync":
-                db = st.Connection(raw)
+                db = st.Connection(raw)  # type: ignore[arg-type]
                 for name, operation in scenario():
                     results.append((name, outcome(db.execute, operation)))
             else:
@@ -140,6 +140,7 @@ def test_both_executors_send_the_same_calls_and_return_the_same_results() -> Non
                 async def drive(face: AsyncFace, results: list[Any]) -> None:
                     adb = st.AsyncConnection(face)
                     for name, operation in scenario():
+                        value: tuple[Any, ...]
                         try:
                             value = ("ok", await adb.execute(operation))
                         except st.SingleTableError as exc:
@@ -338,7 +339,7 @@ def test_the_client_it_builds_is_configured_like_connections(endpoint: str) -> N
             return client.meta.config.retries, client._serializer, adb.meter.calls
 
     retries, serializer, metered = run(main())
-    sync_client = st.Connection(region_name="us-east-1", max_attempts=4).client
+    sync_client: Any = st.Connection(region_name="us-east-1", max_attempts=4).client
     # Standard retries with the attempts asked for; no parameter validation (botocore
     # wraps the serializer in a validator when it validates).
     expected = {"mode": "standard", "total_max_attempts": 5}

@@ -38,7 +38,7 @@ class RecordingClient:
         return [item for _, _, response in self.calls for item in response.get("Items", [])]
 
 
-def recorded_connection(recorder: RecordingClient, table: st.Table) -> Any:
+def recorded_connection(recorder: RecordingClient, table: st.Table) -> st.Connection:
     """A `singletable.Connection` through ``recorder``, with ``table`` created."""
     # Imported here: _executors imports RecordingClient from this module.
     from tests.integration._executors import connect

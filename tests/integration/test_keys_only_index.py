@@ -68,7 +68,7 @@ def test_count_on_a_keys_only_index(table_name: str, dynamodb_client: Any) -> No
         owner: str
         body: str = ""
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     st.BatchWrite([Doc(doc_id=d, owner="ann", body="b") for d in ("d1", "d2", "d3")]).run(db)
     assert Doc.query(index="ByOwner", owner="ann").count(db) == 3

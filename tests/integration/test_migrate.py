@@ -180,7 +180,7 @@ def test_no_scan_segments_is_refused(
 ) -> None:
     # With no segment nothing is scanned: the run would report success and leave every
     # item under its old key.
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
     db.create_table(table_a)
     for event in events(event_a)[:3]:
@@ -197,7 +197,7 @@ def test_checkpoint_of_another_migration_is_refused(
 ) -> None:
     # The second migration rewrites the same entity (same task name); a checkpoint left
     # by the first one says every segment is done, so it would skip every item.
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
     db.create_table(table_a)
     for event in events(event_a)[:4]:

@@ -364,3 +364,36 @@ def test_lifecycle_open_close_and_a_given_client_left_open(endpoint: str) -> Non
             owner.client  # noqa: B018 - closed again
 
     run(main())
+
+
+def test_an_unreachable_endpoint_is_an_endpoint_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with socket.socket() as s:  # a loopback port nothing listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    async def main() -> None:
+        url = f"http://127.0.0.1:{port}"
+        async with st.AsyncConnection(
+            endpoint_url=url, region_name="us-east-1", max_attempts=1
+        ) as adb:
+            await Actor.get(actor_id="a").run(adb)
+
+    with pytest.raises(st.EndpointError, match=f"cannot reach DynamoDB at http://127.0.0.1:{port}"):
+        run(main())
+
+
+def test_no_region_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_CONFIG_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+
+    async def main() -> None:
+        async with st.AsyncConnection():
+            pass
+
+    with pytest.raises(st.ConfigurationError, match="no AWS region"):
+        run(main())

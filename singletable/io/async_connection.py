@@ -157,7 +157,7 @@ class AsyncConnection:
         try:
             response: dict[str, Any] = await getattr(client, action)(**params)
         except REQUEST_ERRORS as exc:
-            error = request_error(exc, client.meta.endpoint_url)
+            error = request_error(exc, client)
             if error is None:
                 raise
             raise error from exc

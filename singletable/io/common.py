@@ -67,7 +67,7 @@ def no_region_error() -> ConfigurationError:
     )
 
 
-def request_error(exc: Exception, endpoint: str | None) -> SingleTableError | None:
+def request_error(exc: Exception, client: Any) -> SingleTableError | None:
     """The singletable error for what sending a request raised (``None``: not ours to map).
 
     DynamoDB's answers become `ServiceError`; an endpoint that cannot be reached (after
@@ -77,6 +77,7 @@ def request_error(exc: Exception, endpoint: str | None) -> SingleTableError | No
     if isinstance(exc, ClientError):
         return service_error(exc)
     if isinstance(exc, (BotocoreConnectionError, HTTPClientError)):
+        endpoint = client.meta.endpoint_url
         return EndpointError(f"cannot reach DynamoDB at {endpoint}: {exc}")
     if isinstance(exc, (NoCredentialsError, PartialCredentialsError)):
         return ConfigurationError(

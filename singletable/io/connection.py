@@ -96,7 +96,7 @@ class Connection:
         try:
             response: dict[str, Any] = getattr(client, action)(**params)
         except REQUEST_ERRORS as exc:
-            error = request_error(exc, client.meta.endpoint_url)
+            error = request_error(exc, client)
             if error is None:
                 raise
             raise error from exc

@@ -266,6 +266,9 @@ def dynamodb_client(
         # moto server, emptied before the test like a fresh mock_aws().
         endpoint = request.getfixturevalue("moto_server")
         reset_moto_server(endpoint)
+        # Clients the code under test builds itself (the CLI, a streams client) must
+        # reach the same server: botocore reads the endpoint from the environment.
+        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
         yield _moto_session.client("dynamodb", endpoint_url=endpoint)
         return
     with mock_aws():

@@ -52,7 +52,9 @@ from singletable.expressions.tree import (
     not_,
     or_,
 )
-from singletable.io.connection import CapacityMeter, Connection
+from singletable.io.async_connection import AsyncConnection
+from singletable.io.common import CapacityMeter
+from singletable.io.connection import Connection
 from singletable.io.embedded import embedded
 from singletable.keys.codecs import KeyFormat
 from singletable.model.definition import create_table_request
@@ -83,6 +85,7 @@ from singletable.tooling.snapshot import load_snapshot, read_snapshot, snapshot,
 
 __all__ = [
     "AlreadyExistsError",
+    "AsyncConnection",
     "BatchGet",
     "BatchWrite",
     "BatchWriteResult",

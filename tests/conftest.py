@@ -9,7 +9,17 @@ starts DynamoDB Local in a private network namespace and exports
     scripts/dynamodb-local run -- python3 -m pytest tests/integration --backend dynamodb-local
 
 Tests under ``tests/integration`` are the ones the DynamoDB Local tier runs; they get a
-raw boto3 client from ``dynamodb_client`` and a fresh table name from ``table_name``.
+raw boto3 client from ``dynamodb_client``, a fresh table name from ``table_name``, and
+their executor from ``tests.integration._executors.connect``.
+
+The executor is chosen with ``--executor sync|async|both`` (default:
+``$SINGLETABLE_EXECUTOR``, else ``sync``). ``async`` runs every integration test through
+`singletable.AsyncConnection` (aiobotocore) instead of `singletable.Connection`; ``both``
+parametrises each one as ``[sync]`` and ``[async]``. moto's in-process mock does not see
+aiobotocore's HTTP, so on the moto backend the async tests talk to a moto *server*
+(``ThreadedMotoServer`` on a free loopback port, reset before each test)::
+
+    python3 -m pytest tests/integration --executor async
 
 The rule: every integration test passes on BOTH backends. Only a test whose whole point
 is a backend quirk (moto accepting a 26-item BatchWriteItem, DynamoDB Local reporting
@@ -46,6 +56,7 @@ else:
     DynamoDBClient = Any
 
 BACKENDS = ("moto", "dynamodb-local")
+EXECUTOR_CHOICES = ("sync", "async", "both")
 REGION = "us-east-1"
 # The credentials scripts/dynamodb-local exports. DynamoDB Local keeps one database per
 # (access key, region) unless started with -sharedDb, so every client must use these.
@@ -66,6 +77,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="DynamoDB backend for integration tests (default: $SINGLETABLE_BACKEND, else moto). "
         "dynamodb-local needs $SINGLETABLE_ENDPOINT: run under scripts/dynamodb-local run -- ...",
     )
+    group.addoption(
+        "--executor",
+        choices=EXECUTOR_CHOICES,
+        default=os.environ.get("SINGLETABLE_EXECUTOR") or "sync",
+        help="executor for integration tests: sync Connection, async AsyncConnection, or both "
+        "(default: $SINGLETABLE_EXECUTOR, else sync)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -85,6 +103,22 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     if backend == "dynamodb-local":
         _local_endpoint()  # fail at startup, not in the first test
+    if config.getoption("executor") not in EXECUTOR_CHOICES:
+        raise pytest.UsageError(
+            f"--executor / SINGLETABLE_EXECUTOR must be one of {EXECUTOR_CHOICES}, "
+            f"got {config.getoption('executor')!r}"
+        )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # Every integration test runs on the executor(s) chosen: one suite, not a copy.
+    if "executor_kind" not in metafunc.fixturenames:
+        return
+    chosen = metafunc.config.getoption("executor")
+    if chosen == "sync":
+        return  # unparametrised: test ids stay as they were
+    kinds = ["sync", "async"] if chosen == "both" else [chosen]
+    metafunc.parametrize("executor_kind", kinds, indirect=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -167,10 +201,45 @@ def _moto_session() -> boto3.Session:
 
 
 @pytest.fixture
+def executor_kind(request: pytest.FixtureRequest) -> str:
+    """``"sync"`` or ``"async"``: the executor ``tests.integration._executors.connect`` builds."""
+    return str(getattr(request, "param", "sync"))
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[str]:
+    """A moto server on a free loopback port (for aiobotocore); yields its endpoint URL."""
+    import logging
+
+    from moto.server import ThreadedMotoServer
+
+    # werkzeug logs every request to stderr; the tests read responses, not logs.
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+def reset_moto_server(endpoint: str) -> None:
+    """Forget every table on the moto server (a fresh account, as ``mock_aws()`` gives)."""
+    import urllib.request
+
+    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(request, timeout=10) as response:
+        response.read()
+
+
+@pytest.fixture
 def dynamodb_client(
     _dynamodb_local_client: DynamoDBClient | None,
     _moto_session: boto3.Session,
     monkeypatch: pytest.MonkeyPatch,
+    executor_kind: str,
+    request: pytest.FixtureRequest,
 ) -> Iterator[DynamoDBClient]:
     """A raw boto3 DynamoDB client on the selected backend, with an empty account per test.
 
@@ -192,6 +261,16 @@ def dynamodb_client(
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    if executor_kind == "async":
+        # aiobotocore's requests bypass the in-process mock: serve both clients from a
+        # moto server, emptied before the test like a fresh mock_aws().
+        endpoint = request.getfixturevalue("moto_server")
+        reset_moto_server(endpoint)
+        # Clients the code under test builds itself (the CLI, a streams client) must
+        # reach the same server: botocore reads the endpoint from the environment.
+        monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)
+        yield _moto_session.client("dynamodb", endpoint_url=endpoint)
+        return
     with mock_aws():
         yield _moto_session.client("dynamodb")
 

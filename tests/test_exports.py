@@ -56,6 +56,7 @@ PUBLIC = {
     "Page",
     # execution and backends
     "Connection",
+    "AsyncConnection",
     "CapacityMeter",
     "embedded",
     # schema output, snapshots and migrations

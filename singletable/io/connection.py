@@ -1,90 +1,43 @@
-"""Execution: the only module that calls boto3.
+"""The synchronous executor: the only module that calls boto3.
 
 A `Connection` wraps a DynamoDB low-level client and drives the pure operations and
 streams built by the request layer: it sends each `Call`, hands the response (or a
 `ServiceError`) back, sleeps for `Sleep`, and meters the consumed capacity DynamoDB
-reports.
+reports. It holds no operation-specific code: what each operation does is its
+``steps()``, shared with `singletable.AsyncConnection` (see `singletable.io.common`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import boto3
-from botocore.config import Config
-from botocore.exceptions import (
-    ClientError,
-    HTTPClientError,
-    NoCredentialsError,
-    NoRegionError,
-    PartialCredentialsError,
-)
-from botocore.exceptions import ConnectionError as BotocoreConnectionError
+from botocore.exceptions import NoRegionError
 
-from singletable.errors import ConfigurationError, EndpointError, ServiceError
-from singletable.model.definition import create_table_request
+from singletable.errors import ServiceError
+from singletable.io.common import (
+    REQUEST_ERRORS,
+    CapacityMeter,
+    Outcome,
+    client_config,
+    no_region_error,
+    request_error,
+    resume,
+)
 from singletable.model.table import Table
 from singletable.operations.protocol import Call, Operation, Sleep
 from singletable.operations.stream import Emit, Stream
+from singletable.operations.tables import CreateTable, DeleteTable, TableExists
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+__all__ = ["CapacityMeter", "Connection"]
+
 R = TypeVar("R")
 T = TypeVar("T")
-
-
-@dataclass
-class CapacityMeter:
-    """A running total of the capacity DynamoDB reported (``ReturnConsumedCapacity``)."""
-
-    read_units: float = 0.0
-    write_units: float = 0.0
-    total_units: float = 0.0
-    calls: int = 0
-    by_table: dict[str, float] = field(default_factory=dict)
-    #: Units per index, from ``ReturnConsumedCapacity="INDEXES"`` responses only.
-    by_index: dict[str, float] = field(default_factory=dict)
-    #: The last response's total (``CapacityUnits`` summed over its entries).
-    last_units: float = 0.0
-
-    def record(self, action: str, response: dict[str, Any]) -> None:
-        """Add what one response reports (a dict, or a list for batches/transactions)."""
-        consumed = response.get("ConsumedCapacity")
-        if consumed is None:
-            return
-        self.calls += 1
-        self.last_units = 0.0
-        for entry in consumed if isinstance(consumed, list) else [consumed]:
-            units = float(entry.get("CapacityUnits", 0.0))
-            self.total_units += units
-            read = entry.get("ReadCapacityUnits")
-            write = entry.get("WriteCapacityUnits")
-            if read is None and write is None:
-                # TOTAL mode reports only CapacityUnits: classify by the operation.
-                if action in ("get_item", "query", "scan", "batch_get_item", "transact_get_items"):
-                    read = units
-                else:
-                    write = units
-            self.read_units += float(read or 0.0)
-            self.write_units += float(write or 0.0)
-            table = entry.get("TableName", "?")
-            self.by_table[table] = self.by_table.get(table, 0.0) + units
-            self.last_units += units
-            for group in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
-                for index, figures in (entry.get(group) or {}).items():
-                    index_units = float(figures.get("CapacityUnits", 0.0))
-                    self.by_index[index] = self.by_index.get(index, 0.0) + index_units
-
-    def reset(self) -> None:
-        """Start counting from zero."""
-        self.read_units = self.write_units = self.total_units = self.last_units = 0.0
-        self.calls = 0
-        self.by_table.clear()
-        self.by_index.clear()
 
 
 class Connection:
@@ -115,25 +68,21 @@ class Connection:
         sleep: Any = time.sleep,
     ) -> None:
         if client is None:
-            config = Config(
-                parameter_validation=False,
-                retries={"mode": "standard", "max_attempts": max_attempts},
-            )
             session = session or boto3.Session()
             try:
                 client = session.client(
-                    "dynamodb", region_name=region_name, endpoint_url=endpoint_url, config=config
+                    "dynamodb",
+                    region_name=region_name,
+                    endpoint_url=endpoint_url,
+                    config=client_config(max_attempts),
                 )
             except NoRegionError:
-                raise ConfigurationError(
-                    "no AWS region: pass region_name (CLI: --region), or set AWS_REGION / "
-                    "AWS_DEFAULT_REGION or a profile's region"
-                ) from None
+                raise no_region_error() from None
         self.client = client
         self.meter = CapacityMeter()
         self._sleep = sleep
 
-    # -- raw calls -------------------------------------------------------------------
+    # -- the transport: the one place a request is sent ------------------------------
 
     def call(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
         """Send one request; DynamoDB errors become `ServiceError` (with the error response).
@@ -143,34 +92,25 @@ class Connection:
             EndpointError: The endpoint could not be reached (after botocore's retries).
             ConfigurationError: No credentials were found.
         """
+        client = self.client
         try:
-            response: dict[str, Any] = getattr(self.client, action)(**params)
-        except (BotocoreConnectionError, HTTPClientError) as exc:
-            # Connection refused, DNS failure, timeouts: nothing reached DynamoDB.
-            endpoint = self.client.meta.endpoint_url
-            raise EndpointError(f"cannot reach DynamoDB at {endpoint}: {exc}") from exc
-        except (NoCredentialsError, PartialCredentialsError) as exc:
-            raise ConfigurationError(
-                f"no usable AWS credentials ({exc}): configure a profile or set "
-                "AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY"
-            ) from None
-        except ClientError as exc:
-            error = exc.response.get("Error", {})
-            raw = dict(exc.response)
-            raise ServiceError(
-                str(error.get("Code", "Unknown")), str(error.get("Message", "")), response=raw
-            ) from exc
+            response: dict[str, Any] = getattr(client, action)(**params)
+        except REQUEST_ERRORS as exc:
+            error = request_error(exc, client)
+            if error is None:
+                raise
+            raise error from exc
         self.meter.record(action, response)
         return response
 
-    def _drive(self, step: Call | Sleep) -> tuple[dict[str, Any] | None, ServiceError | None]:
+    def _perform(self, step: Call | Sleep) -> Outcome:
         if isinstance(step, Sleep):
             self._sleep(step.seconds)
-            return None, None
+            return None
         try:
-            return self.call(step.action, step.params), None
+            return self.call(step.action, step.params)
         except ServiceError as exc:
-            return None, exc
+            return exc
 
     # -- operations and streams ------------------------------------------------------
 
@@ -180,8 +120,7 @@ class Connection:
         try:
             step = next(steps)
             while True:
-                response, error = self._drive(step)
-                step = steps.throw(error) if error is not None else steps.send(response)
+                step = resume(steps, self._perform(step))
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
 
@@ -193,73 +132,23 @@ class Connection:
                 if isinstance(out, Emit):
                     yield out.value
                     out = stream.send(None)
-                    continue
-                response, error = self._drive(out)
-                out = stream.throw(error) if error is not None else stream.send(response)
+                else:
+                    out = resume(stream, self._perform(out))
         except StopIteration:
             return
+        finally:
+            stream.close()
 
     # -- table lifecycle (development and tests) -------------------------------------
 
     def create_table(self, table: Table, *, wait: bool = True) -> dict[str, Any]:
-        """Create the physical table from the model (and wait until it is ACTIVE).
-
-        With ``wait``, TTL and point-in-time recovery are switched on as the model says
-        (PITR where the endpoint implements backups; DynamoDB Local does not).
-        """
-        response = self.call("create_table", create_table_request(table))
-        if wait:
-            self.client.get_waiter("table_exists").wait(
-                TableName=table.name,
-                WaiterConfig={"Delay": 0.2, "MaxAttempts": 300},  # type: ignore[typeddict-item]
-            )
-            if table.ttl_attribute:
-                self.call(
-                    "update_time_to_live",
-                    {
-                        "TableName": table.name,
-                        "TimeToLiveSpecification": {
-                            "Enabled": True,
-                            "AttributeName": table.ttl_attribute,
-                        },
-                    },
-                )
-            if table.point_in_time_recovery:
-                self._enable_point_in_time_recovery(table)
-        return response
-
-    def _enable_point_in_time_recovery(self, table: Table) -> None:
-        try:
-            self.call(
-                "update_continuous_backups",
-                {
-                    "TableName": table.name,
-                    "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
-                },
-            )
-        except ServiceError as exc:
-            # DynamoDB Local implements no backups at all (it answers that the operation
-            # is unknown); there is nothing to enable there. Every other error is real.
-            if exc.code != "UnknownOperationException":
-                raise
+        """Create the physical table from the model (see `CreateTable`)."""
+        return self.execute(CreateTable(table, wait=wait))
 
     def delete_table(self, table: Table | str, *, wait: bool = True) -> None:
         """Delete the physical table (and wait until it is gone)."""
-        name = table if isinstance(table, str) else table.name
-        self.call("delete_table", {"TableName": name})
-        if wait:
-            self.client.get_waiter("table_not_exists").wait(
-                TableName=name,
-                WaiterConfig={"Delay": 0.2, "MaxAttempts": 300},  # type: ignore[typeddict-item]
-            )
+        self.execute(DeleteTable(table, wait=wait))
 
     def table_exists(self, table: Table | str) -> bool:
         """Whether the physical table exists."""
-        name = table if isinstance(table, str) else table.name
-        try:
-            self.call("describe_table", {"TableName": name})
-        except ServiceError as exc:
-            if exc.code == "ResourceNotFoundException":
-                return False
-            raise
-        return True
+        return self.execute(TableExists(table))

@@ -4,20 +4,30 @@ Each operation builds the exact boto3 request (``.params()``) without a network 
 describes its execution as a sans-I/O generator (`protocol`): it yields `Call` and `Sleep`
 steps (queries and scans also `Emit` values, see `stream`) and receives the responses.
 Executors in `singletable.io` drive them; write your own executor against `Executor` /
-`StreamExecutor` and the step types exported here.
+`StreamExecutor` (or `AsyncExecutor` / `AsyncStreamExecutor`) and the step types exported here.
 """
 
 from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
 from singletable.operations.collection import Collection, CollectionQuery, CollectionResult
 from singletable.operations.items import Delete, Get, ProjectedGet, Put
-from singletable.operations.protocol import Call, Executor, Operation, ReturnCapacity, Sleep, Step
+from singletable.operations.protocol import (
+    AsyncExecutor,
+    Call,
+    Executor,
+    Operation,
+    ReturnCapacity,
+    Sleep,
+    Step,
+)
 from singletable.operations.query import EntityQuery, Page
 from singletable.operations.scan import Scan
-from singletable.operations.stream import Emit, Stream, StreamExecutor
+from singletable.operations.stream import AsyncStreamExecutor, Emit, Folded, Stream, StreamExecutor
 from singletable.operations.transactions import TransactGet, TransactWrite
 from singletable.operations.update import Update
 
 __all__ = [
+    "AsyncExecutor",
+    "AsyncStreamExecutor",
     "BatchGet",
     "BatchWrite",
     "BatchWriteResult",
@@ -29,6 +39,7 @@ __all__ = [
     "Emit",
     "EntityQuery",
     "Executor",
+    "Folded",
     "Get",
     "Operation",
     "Page",

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Coroutine, Iterable, Mapping
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -11,8 +11,9 @@ from singletable.errors import KeyEncodeError, KeyTooLargeError, QueryError
 from singletable.expressions.tree import Placeholders, render_condition
 from singletable.model.plan import plan_of
 from singletable.operations.common import key_ref
-from singletable.operations.query import BaseQuery, decode_any, partition_key_text
-from singletable.operations.stream import StreamExecutor
+from singletable.operations.protocol import AsyncExecutor, Executor, Operation, Step
+from singletable.operations.query import BaseQuery, Page, decode_any, partition_key_text
+from singletable.operations.stream import Folded, consume
 from singletable.types import Item
 
 T = TypeVar("T")
@@ -212,14 +213,35 @@ class CollectionQuery(BaseQuery["BaseModel"]):
             return None
         return decode_any(self.table, item)
 
-    def all(self, db: StreamExecutor, cursor: str | None = None) -> CollectionResult:
+    @overload
+    def all(
+        self, db: AsyncExecutor, cursor: str | None = None
+    ) -> Coroutine[Any, Any, CollectionResult]: ...
+    @overload
+    def all(self, db: Executor, cursor: str | None = None) -> CollectionResult: ...
+    def all(
+        self, db: Executor | AsyncExecutor, cursor: str | None = None
+    ) -> CollectionResult | Coroutine[Any, Any, CollectionResult]:
         """Every item of the slice, in key order, each decoded into its own class.
 
         Items of unknown entities are in the result's ``unknown`` (`iter` skips them; use
         `pages` to stream them).
         """
-        result = CollectionResult()
-        for page in self.pages(db, cursor):
-            result.extend(page.items)
-            result.unknown.extend(page.unknown)
-        return result
+        operation = self.all_operation(cursor)  # validates before db is touched
+        return db.execute(operation)
+
+    def all_operation(self, cursor: str | None = None) -> Operation[CollectionResult]:
+        """`all` as an operation value (what an executor runs)."""
+
+        def steps() -> Step[CollectionResult]:
+            result = CollectionResult()
+
+            def take(page: Page[BaseModel]) -> bool:
+                result.extend(page.items)
+                result.unknown.extend(page.unknown)
+                return True
+
+            yield from consume(self.stream_pages(cursor, cursors=False), take)
+            return result
+
+        return Folded(lambda: self.params(cursor), steps)

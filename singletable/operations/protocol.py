@@ -4,20 +4,29 @@ An operation describes its execution as a generator (`Operation.steps`) that yie
 (and `Sleep`, for backoff) and receives the responses; a query or scan is a `Stream` that
 also yields `Emit` values for its consumer. Executors (`singletable.io`) drive these
 generators; they are the only code that performs I/O.
+
+Two kinds of executor drive the same generators: a synchronous one (`Executor`, e.g.
+`singletable.Connection`) and an asyncio one (`AsyncExecutor`, e.g.
+`singletable.AsyncConnection`). The terminals (`Operation.run`, the query terminals) are
+overloaded on the executor's kind, so ``op.run(db)`` is the result and ``op.run(adb)`` an
+awaitable of it, each precisely typed, with the operation's behaviour written once.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Generator
+from collections.abc import Coroutine, Generator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, overload
 
 from pydantic import BaseModel
 
 from singletable.operations.limits import check_request_text
 
 R = TypeVar("R")
+# An operation that yields a subclass of R is an operation yielding R (a collection's
+# CollectionResult is a list).
+R_co = TypeVar("R_co", covariant=True)
 E = TypeVar("E", bound=BaseModel)
 
 
@@ -50,14 +59,22 @@ Step = Generator["Call | Sleep", Any, R]
 
 
 class Executor(Protocol):
-    """What runs operations: `singletable.Connection` is the synchronous one."""
+    """What runs operations synchronously (`singletable.Connection`)."""
 
     def execute(self, operation: Operation[R]) -> R:
         """Run ``operation`` and return its result."""
         ...
 
 
-class Operation(ABC, Generic[R]):
+class AsyncExecutor(Protocol):
+    """What runs operations on an asyncio event loop (`singletable.AsyncConnection`)."""
+
+    def execute(self, operation: Operation[R]) -> Coroutine[Any, Any, R]:
+        """Run ``operation``; awaiting the coroutine returns its result."""
+        ...
+
+
+class Operation(ABC, Generic[R_co]):
     """A pure description of one operation (possibly several calls, e.g. batch retries)."""
 
     action: ClassVar[str]
@@ -66,15 +83,23 @@ class Operation(ABC, Generic[R]):
     def params(self) -> dict[str, Any]:
         """The exact keyword arguments of the (first) boto3 client call."""
 
-    def steps(self) -> Step[R]:
+    def steps(self) -> Step[R_co]:
         """The calls this operation makes, as a generator the executor drives."""
         response = yield Call(self.action, self.params())
         return self.parse(response)
 
-    def parse(self, response: dict[str, Any]) -> R:
+    def parse(self, response: dict[str, Any]) -> R_co:
         """Turn the boto3 response into the operation's result."""
         raise NotImplementedError
 
-    def run(self, db: Executor) -> R:
-        """Execute with ``db`` (a `singletable.Connection`) and return the result."""
+    @overload
+    def run(self, db: AsyncExecutor) -> Coroutine[Any, Any, R_co]: ...
+    @overload
+    def run(self, db: Executor) -> R_co: ...
+    def run(self, db: Executor | AsyncExecutor) -> R_co | Coroutine[Any, Any, R_co]:
+        """Execute with ``db`` and return the result (an awaitable of it with an async ``db``).
+
+        ``Order.get(...).run(db)`` with a `singletable.Connection`;
+        ``await Order.get(...).run(adb)`` with a `singletable.AsyncConnection`.
+        """
         return db.execute(self)

@@ -9,18 +9,19 @@ and become *key conditions* whose bounds end on segment boundaries:
 * ``gt(ts=x)`` excludes every item at exactly ``x``; ``le`` includes them all;
 * the entity's literal prefix keeps other entity types out of the read.
 
-Running goes through an executor's ``stream`` (see `singletable.Connection`): a query is a
-*sans-I/O* generator that yields `Call` requests and `Emit` results, so results stream
-lazily and memory stays flat however large the partition is.
+Running goes through an executor (`singletable.Connection`, or `singletable.AsyncConnection`
+with the same calls awaited): a query is a *sans-I/O* generator that yields `Call` requests
+and `Emit` results, so results stream lazily and memory stays flat however large the
+partition is.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, overload
 
 from pydantic import BaseModel
 
@@ -43,8 +44,22 @@ from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYT
 from singletable.model.unique import is_guard_item
 from singletable.operations.common import key_ref
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
-from singletable.operations.protocol import Call, ReturnCapacity
-from singletable.operations.stream import Emit, Stream, StreamExecutor
+from singletable.operations.protocol import (
+    AsyncExecutor,
+    Call,
+    Executor,
+    Operation,
+    ReturnCapacity,
+    Step,
+)
+from singletable.operations.stream import (
+    AsyncStreamExecutor,
+    Emit,
+    Folded,
+    Stream,
+    StreamExecutor,
+    consume,
+)
 from singletable.types import Item
 
 if TYPE_CHECKING:
@@ -367,45 +382,123 @@ class BaseQuery(Generic[T]):
     def _sort_attribute(self) -> str | None:
         return self.table.key_schema(self._index()).sk
 
-    # -- convenience terminals (synchronous executors) -----------------------------------
+    # -- terminals (overloaded on the executor's kind; each defined once) ---------------
+    #
+    # ``all``/``first``/``count``/``page`` are `Folded` operations (a stream folded into one
+    # result by pure steps), so a synchronous and an asyncio executor run the same code;
+    # ``iter``/``pages`` hand the stream to the executor, which yields lazily.
 
-    def iter(self, db: StreamExecutor, cursor: str | None = None) -> Iterator[T]:
-        """Iterate over every result, fetching pages lazily."""
-        # Driving the page stream and flattening here (rather than stream_items) spares
-        # an Emit and two generator hops per item.
-        for page in db.stream(self.stream_pages(cursor, cursors=False)):
-            yield from page.items
+    @overload
+    def iter(self, db: AsyncStreamExecutor, cursor: str | None = None) -> AsyncIterator[T]: ...
+    @overload
+    def iter(self, db: StreamExecutor, cursor: str | None = None) -> Iterator[T]: ...
+    def iter(
+        self, db: StreamExecutor | AsyncStreamExecutor, cursor: str | None = None
+    ) -> Iterator[T] | AsyncIterator[T]:
+        """Every result, fetching pages lazily (``async for`` with an async executor).
 
-    def all(self, db: StreamExecutor, cursor: str | None = None) -> list[T]:
+        No request is sent past the page the consumer stops in.
+        """
+        return db.stream(self.stream_items(cursor))
+
+    @overload
+    def all(self, db: AsyncExecutor, cursor: str | None = None) -> Coroutine[Any, Any, list[T]]: ...
+    @overload
+    def all(self, db: Executor, cursor: str | None = None) -> list[T]: ...
+    def all(
+        self, db: Executor | AsyncExecutor, cursor: str | None = None
+    ) -> list[T] | Coroutine[Any, Any, list[T]]:
         """Every result, as a list."""
-        return list(self.iter(db, cursor))
+        operation = self.all_operation(cursor)  # validates before db is touched
+        return db.execute(operation)
 
-    def first(self, db: StreamExecutor) -> T | None:
+    def all_operation(self, cursor: str | None = None) -> Operation[list[T]]:
+        """`all` as an operation value (what an executor runs)."""
+
+        def steps() -> Step[list[T]]:
+            items: list[T] = []
+
+            def take(page: Page[T]) -> bool:
+                items.extend(page.items)
+                return True
+
+            yield from consume(self.stream_pages(cursor, cursors=False), take)
+            return items
+
+        return Folded(lambda: self.params(cursor), steps)
+
+    @overload
+    def first(self, db: AsyncExecutor) -> Coroutine[Any, Any, T | None]: ...
+    @overload
+    def first(self, db: Executor) -> T | None: ...
+    def first(self, db: Executor | AsyncExecutor) -> T | Coroutine[Any, Any, T | None] | None:
         """The first result, or ``None``."""
-        for value in self.limit(1).iter(db):
-            return value
-        return None
+        operation = self.first_operation()  # validates before db is touched
+        return db.execute(operation)
 
-    def pages(self, db: StreamExecutor, cursor: str | None = None) -> Iterator[Page[T]]:
+    def first_operation(self) -> Operation[T | None]:
+        """`first` as an operation value: reads pages until one result is found."""
+        one = self.limit(1)
+
+        def steps() -> Step[T | None]:
+            found: list[T] = []
+
+            def take(page: Page[T]) -> bool:
+                found.extend(page.items[:1])
+                return not found
+
+            yield from consume(one.stream_pages(cursors=False), take)
+            return found[0] if found else None
+
+        return Folded(one.params, steps)
+
+    @overload
+    def pages(
+        self, db: AsyncStreamExecutor, cursor: str | None = None
+    ) -> AsyncIterator[Page[T]]: ...
+    @overload
+    def pages(self, db: StreamExecutor, cursor: str | None = None) -> Iterator[Page[T]]: ...
+    def pages(
+        self, db: StreamExecutor | AsyncStreamExecutor, cursor: str | None = None
+    ) -> Iterator[Page[T]] | AsyncIterator[Page[T]]:
         """Iterate page by page (each with its resume cursor)."""
         return db.stream(self.stream_pages(cursor))
 
-    def page(self, db: StreamExecutor, cursor: str | None = None) -> Page[T]:
+    @overload
+    def page(
+        self, db: AsyncExecutor, cursor: str | None = None
+    ) -> Coroutine[Any, Any, Page[T]]: ...
+    @overload
+    def page(self, db: Executor, cursor: str | None = None) -> Page[T]: ...
+    def page(
+        self, db: Executor | AsyncExecutor, cursor: str | None = None
+    ) -> Page[T] | Coroutine[Any, Any, Page[T]]:
         """One page of up to `limit` results and the cursor to the next one.
 
         Needs `limit` (the page length); reads as many DynamoDB pages as it takes.
         """
+        operation = self.page_operation(cursor)  # validates before db is touched
+        return db.execute(operation)
+
+    def page_operation(self, cursor: str | None = None) -> Operation[Page[T]]:
+        """`page` as an operation value."""
         if self._limit is None:
             raise QueryError("page() needs limit(n): the number of results per page")
-        items: list[T] = []
-        unknown: list[Item] = []
-        last: Page[T] | None = None
-        capacity = 0.0
-        for last in self.pages(db, cursor):
-            items.extend(last.items)
-            unknown.extend(last.unknown)
-            capacity += last.consumed_capacity
-        return Page(items, last.cursor if last else None, unknown, capacity)
+
+        def steps() -> Step[Page[T]]:
+            result: Page[T] = Page([], None)
+
+            def take(page: Page[T]) -> bool:
+                result.items.extend(page.items)
+                result.unknown.extend(page.unknown)
+                result.consumed_capacity += page.consumed_capacity
+                result.cursor = page.cursor
+                return True
+
+            yield from consume(self.stream_pages(cursor), take)
+            return result
+
+        return Folded(lambda: self.params(cursor), steps)
 
 
 Q = TypeVar("Q", bound=BaseQuery[Any])
@@ -820,11 +913,31 @@ class EntityQuery(BaseQuery[E]):
             return result
         return self.plan.from_item(item)
 
-    def count(self, db: StreamExecutor) -> int:
+    @overload
+    def count(self, db: AsyncExecutor) -> Coroutine[Any, Any, int]: ...
+    @overload
+    def count(self, db: Executor) -> int: ...
+    def count(self, db: Executor | AsyncExecutor) -> int | Coroutine[Any, Any, int]:
         """How many items match (``Select=COUNT``; billed like reading them)."""
-        return sum(db.stream(self._count_stream()))
+        operation = self.count_operation()  # validates before db is touched
+        return db.execute(operation)
 
-    def _count_stream(self) -> Stream[int]:
+    def count_operation(self) -> Operation[int]:
+        """`count` as an operation value."""
+
+        def steps() -> Step[int]:
+            total = [0]
+
+            def add(count: int) -> bool:
+                total[0] += count
+                return True
+
+            yield from consume(self._count_stream(), add)
+            return total[0]
+
+        return Folded(self._count_request, steps)
+
+    def _count_request(self) -> dict[str, Any]:
         # DynamoDB refuses a ProjectionExpression with Select=COUNT: count the query
         # without the projection (same key condition and filter).
         counting = self._copy()
@@ -842,6 +955,11 @@ class EntityQuery(BaseQuery[E]):
                 {k.replace("#n", "#p"): v for k, v in ph.names.items()}
             )
             request["ProjectionExpression"] = request["ProjectionExpression"].replace("#n", "#p")
+        return request
+
+    def _count_stream(self) -> Stream[int]:
+        request = self._count_request()
+        excluded = self._excluded_key()
         while True:
             response = yield Call("query", request)
             if excluded is None:

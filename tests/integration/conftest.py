@@ -1,13 +1,30 @@
-"""Fixtures shared by the integration tests (the backend ones are in tests/conftest.py)."""
+"""Fixtures shared by the integration tests (the backend ones are in tests/conftest.py).
+
+Every integration test runs on the executor(s) chosen with ``--executor``: the autouse
+fixture selects what `tests.integration._executors.connect` builds, and closes the async
+executors it opened after the test.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from tests.integration import _executors
 from tests.integration.models import Models, make_models
 from tests.integration.recording import RecordingClient
+
+
+@pytest.fixture(autouse=True)
+def _executor(executor_kind: str) -> Iterator[str]:
+    _executors.use(executor_kind)
+    try:
+        yield executor_kind
+    finally:
+        _executors.close_all()
+        _executors.use("sync")
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 import singletable as st
+from tests.integration._executors import connect
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -91,7 +92,7 @@ def make_models(client: DynamoDBClient, table_name: str) -> Models:
         updated_at: datetime | None = None
         expires_at: datetime | None = None
 
-    db = st.Connection(client)
+    db = connect(client)
     db.create_table(table)
     return Models(table=table, db=db, client=client, Thing=Thing, Doc=Doc)
 

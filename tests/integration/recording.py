@@ -40,6 +40,9 @@ class RecordingClient:
 
 def recorded_connection(recorder: RecordingClient, table: st.Table) -> st.Connection:
     """A `singletable.Connection` through ``recorder``, with ``table`` created."""
-    connection = st.Connection(recorder)  # type: ignore[arg-type]
+    # Imported here: _executors imports RecordingClient from this module.
+    from tests.integration._executors import connect
+
+    connection = connect(recorder)
     connection.create_table(table)
     return connection

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import singletable as st
+from tests.integration._executors import connect
 
 
 def test_collection_does_not_decode_entities_it_does_not_declare(
@@ -23,7 +24,7 @@ def test_collection_does_not_decode_entities_it_does_not_declare(
         team: str
         email: str
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     st.BatchWrite(
         [Team(team="t"), Member(team="t", name="ann"), Invite(team="t", email="x@y")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import singletable as st
+from tests.integration._executors import connect
 from tests.schema_models import full_table
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def check_table(dynamodb_client: DynamoDBClient, table_name: str, Order: Any) ->
         "ByStatus",
     ]
     assert [i["IndexName"] for i in described["LocalSecondaryIndexes"]] == ["ByDate"]
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     Order.put(Order(customer="c1", order_id=7, total=42)).run(db)
     got = Order.get(customer="c1", order_id=7).run(db)
     assert got == Order(customer="c1", order_id=7, total=42)

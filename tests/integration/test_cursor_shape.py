@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import singletable as st
+from tests.integration._executors import connect
 
 
 def _retype_sort_key(cursor: str) -> str:
@@ -27,7 +28,7 @@ def test_retyped_start_key_is_a_cursor_error_on_the_backend(
         p: str
         n: int
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     st.BatchWrite([Thing(p="a", n=i) for i in range(3)]).run(db)
     page = Thing.query(p="a").limit(1).page(db)

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 import singletable as st
+from tests.integration._executors import connect
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ def models(dynamodb_client: Any, table_name: str) -> Any:
         owner: str
         body: str = ""
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     for doc_id in ("d2", "d1"):
         Doc.put(Doc(doc_id=doc_id, owner="ann", body="hello")).run(db)
@@ -67,7 +68,7 @@ def test_count_on_a_keys_only_index(table_name: str, dynamodb_client: Any) -> No
         owner: str
         body: str = ""
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     st.BatchWrite([Doc(doc_id=d, owner="ann", body="b") for d in ("d1", "d2", "d3")]).run(db)
     assert Doc.query(index="ByOwner", owner="ann").count(db) == 3

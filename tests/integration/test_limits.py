@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import singletable as st
+from tests.integration._executors import connect
 
 
 def test_limits_are_refused_before_anything_is_sent(dynamodb_client: Any, table_name: str) -> None:
@@ -24,7 +25,7 @@ def test_limits_are_refused_before_anything_is_sent(dynamodb_client: Any, table_
         name: str
         body: str | None = None
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     Doc.put(Doc(d="a", name="n")).run(db)
     long = "x" * 1030

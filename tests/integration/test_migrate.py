@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import pytest
 
 import singletable as st
+from tests.integration._executors import connect
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -51,7 +52,7 @@ def raw_sort_keys(client: DynamoDBClient, table_name: str) -> list[str]:
 def test_key_template_change_is_migrated_end_to_end(
     dynamodb_client: DynamoDBClient, table_name: str, tmp_path: Path
 ) -> None:
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
     db.create_table(table_a)
     for event in events(event_a):
@@ -112,7 +113,7 @@ class FailingConnection(st.Connection):
 def test_interrupted_rewrite_resumes_from_the_checkpoint(
     dynamodb_client: DynamoDBClient, table_name: str, tmp_path: Path
 ) -> None:
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
     db.create_table(table_a)
     for event in events(event_a):
@@ -152,7 +153,7 @@ def test_interrupted_rewrite_resumes_from_the_checkpoint(
 def test_new_gsi_is_created_and_items_backfilled(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
     db.create_table(table_a)
     for event in events(event_a)[:4]:
@@ -179,7 +180,7 @@ def test_no_scan_segments_is_refused(
 ) -> None:
     # With no segment nothing is scanned: the run would report success and leave every
     # item under its old key.
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
     db.create_table(table_a)
     for event in events(event_a)[:3]:
@@ -196,7 +197,7 @@ def test_checkpoint_of_another_migration_is_refused(
 ) -> None:
     # The second migration rewrites the same entity (same task name); a checkpoint left
     # by the first one says every segment is done, so it would skip every item.
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
     db.create_table(table_a)
     for event in events(event_a)[:4]:

@@ -15,6 +15,7 @@ from docs_src.live_migration import add_hits
 from singletable.cli import main
 from singletable.cli.codes import ExitCode
 from singletable.tooling.planner import plan_changes
+from tests.integration._executors import connect
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -82,7 +83,7 @@ class Interfering(st.Connection):
 def test_a_write_between_read_and_rewrite_is_retried_not_lost(
     dynamodb_client: DynamoDBClient, table_name: str, move: bool, versioned: bool
 ) -> None:
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, old = counter_model(table_name, versioned=versioned)
     db.create_table(table_a)
     for i in range(6):
@@ -114,7 +115,7 @@ def test_concurrent_add_to_a_missing_attribute_is_detected(
     # The stored item lacks `hits` (written by code that predates the field); a concurrent
     # ADD creates it. Comparing the attributes read is not enough: the condition also
     # requires every attribute either model writes that the item lacked to be still absent.
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, old = counter_model(table_name)
     db.create_table(table_a)
     old.put(old(cid="c0", group="g")).run(db)
@@ -168,7 +169,7 @@ def flagged_plan(table_name: str) -> st.MigrationPlan:
 def test_rewrite_that_needs_a_transform_is_counted_refused_then_done_with_one(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, old = numbered(table_name, int)
     db.create_table(table_a)
     for n in range(5):
@@ -208,7 +209,7 @@ def broken(values: Any) -> dict[str, Any]:
 def test_a_transform_that_fails_on_some_items_counts_them(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, old = numbered(table_name, int)
     db.create_table(table_a)
     for n in range(5):
@@ -232,7 +233,7 @@ def test_cli_transform_option(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, old = numbered(table_name, int)
     db.create_table(table_a)
     for n in range(3):
@@ -308,7 +309,7 @@ class RefusingTTL(st.Connection):
 def test_ttl_switch_keeps_both_attributes_then_moves_the_setting(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, old = ttl_model(table_name, "expires")
     db.create_table(table_a)
     soon = datetime.now(timezone.utc) + timedelta(days=30)  # not expired: DynamoDB Local deletes
@@ -370,7 +371,7 @@ def sized_model(name: str, gsi_pk: str) -> tuple[st.Table, Any, Any]:
 def test_dry_run_estimate_is_within_ten_percent_of_reported_capacity(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     table_a, doc, other = sized_model(table_name, "G#{group}")
     db.create_table(table_a)
     for i in range(60):

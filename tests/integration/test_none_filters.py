@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import singletable as st
+from tests.integration._executors import connect
 
 
 def test_none_comparisons_match_items_without_the_attribute(
@@ -17,7 +18,7 @@ def test_none_comparisons_match_items_without_the_attribute(
         n: int
         done_at: str | None = None
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     for n in range(4):
         Task.put(Task(list_id="l", n=n, done_at="yes" if n % 2 else None)).run(db)

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import pytest
 
 import singletable as st
+from tests.integration._executors import connect
 from tests.integration.recording import RecordingClient, recorded_connection
 
 UTC = timezone.utc
@@ -270,7 +271,7 @@ def test_collection_begins_with_on_a_shared_sort_field(
         path: str
         size: int
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     st.BatchWrite(
         [
@@ -310,7 +311,7 @@ def test_collection_query_uses_the_shared_sort_key_fields_it_accepts(
         path: str
         size: int
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     st.BatchWrite(
         [
@@ -337,7 +338,7 @@ def test_projected_count_is_a_valid_request(table_name: str, dynamodb_client: An
         n: int
         note: str = ""
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     st.BatchWrite([Ev(a="x", n=n, note="hi") for n in range(5)]).run(db)
     query = Ev.query(a="x").project("note")
@@ -357,7 +358,7 @@ def test_cursor_of_a_decimal_number_partition_resumes(
         price: Decimal
         n: int
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     st.BatchWrite([Price(price=Decimal("1.50"), n=n) for n in range(5)]).run(db)
     query = Price.query(price=Decimal("1.50")).limit(2)
@@ -390,7 +391,7 @@ def test_another_version_of_the_entity_is_reported_not_misdecoded(
         n: int
         label: str = "default"
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     st.BatchWrite([EvV1(a="x", n=1), EvV2(a="x", n=2, label="real")]).run(db)
     page = EvV2.query(a="x").limit(5).page(db)

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import singletable as st
+from tests.integration._executors import connect
 from tests.strategies import (
     SiblingPair,
     build_simple_entity,
@@ -37,7 +38,7 @@ def _table(name: str) -> st.Table:
 
 @pytest.fixture
 def db(dynamodb_client: Any, table_name: str) -> st.Connection:
-    connection = st.Connection(dynamodb_client)
+    connection = connect(dynamodb_client)
     connection.create_table(_table(table_name))
     return connection
 

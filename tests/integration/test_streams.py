@@ -9,6 +9,7 @@ import pytest
 
 import singletable as st
 from tests.conftest import LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY, REGION
+from tests.integration._executors import connect
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -58,7 +59,7 @@ def test_records_decode_into_typed_changes(
         oid: int
         total: int
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     Customer.create(Customer(cid="c1", email="a@x", name="Ann")).run(db)
     Order.put(Order(cid="c1", oid=1, total=10)).run(db)

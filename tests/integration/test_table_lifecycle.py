@@ -8,13 +8,14 @@ import pytest
 from botocore.exceptions import ClientError
 
 import singletable as st
+from tests.integration._executors import connect
 
 
 def test_ttl_and_point_in_time_recovery_are_switched_on(
     dynamodb_client: Any, table_name: str, backend_name: str
 ) -> None:
     table = st.Table(table_name, ttl_attribute="expires", point_in_time_recovery=True)
-    st.Connection(dynamodb_client).create_table(table)
+    connect(dynamodb_client).create_table(table)
     ttl = dynamodb_client.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"]
     assert ttl["AttributeName"] == "expires"
     assert ttl["TimeToLiveStatus"] in ("ENABLED", "ENABLING")

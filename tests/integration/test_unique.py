@@ -13,6 +13,7 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from singletable.model.unique import is_guard_item, read_guard
+from tests.integration._executors import connect
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -45,7 +46,7 @@ def world(dynamodb_client: DynamoDBClient, table_name: str) -> World:
         handle: str | None = None
         name: str = ""
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(table)
     return World(table, db, dynamodb_client, User)
 
@@ -282,7 +283,7 @@ def test_adding_a_constraint_plans_a_backfill_that_reports_duplicates(
         mid: str
         email: str
 
-    db = st.Connection(dynamodb_client)
+    db = connect(dynamodb_client)
     db.create_table(before)
     for mid, email in [("1", "a@x"), ("2", "a@x"), ("3", "b@x")]:
         Member.put(Member(mid=mid, email=email)).run(db)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import singletable as st
+from tests.integration._executors import connect
 from tests.integration.models import Models
 
 if TYPE_CHECKING:
@@ -260,7 +261,7 @@ def _models(client: DynamoDBClient, table_name: str) -> tuple[st.Connection, Any
         title: str = ""
         updated_at: datetime | None = None
 
-    db = st.Connection(client)
+    db = connect(client)
     db.create_table(table)
     return db, Rec
 

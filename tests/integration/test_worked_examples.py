@@ -15,6 +15,7 @@ import pytest
 
 import singletable as st
 from singletable import examples as ex
+from tests.integration._executors import connect
 
 UTC = timezone.utc
 T0 = ex.T0  # 2026-06-23T08:00:00Z
@@ -22,7 +23,7 @@ T0 = ex.T0  # 2026-06-23T08:00:00Z
 
 @pytest.fixture
 def db(dynamodb_client: Any, backend_name: str) -> Iterator[st.Connection]:
-    connection = st.Connection(dynamodb_client)
+    connection = connect(dynamodb_client)
     if backend_name != "moto" and connection.table_exists(ex.demo):
         connection.delete_table(ex.demo)  # left over by an interrupted run
     connection.create_table(ex.demo)

@@ -285,7 +285,7 @@ def test_page_without_limit_is_refused() -> None:
     with pytest.raises(
         st.QueryError, match=r"page\(\) needs limit\(n\): the number of results per page"
     ):
-        Event.query(pid="a").page(None)  # type: ignore[arg-type]
+        Event.query(pid="a").page(None)  # type: ignore[call-overload]
 
 
 def test_projection_of_unknown_field_is_refused() -> None:

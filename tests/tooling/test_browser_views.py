@@ -333,7 +333,8 @@ def test_writes_need_allow_writes_and_the_csrf_token(demo_db: Any) -> None:
     assert call(app, "POST", "/item", data={**data, "csrf": "right-token"}).status_code == 200
 
     def stored_name() -> str:
-        actor = Actor.get(actor_id="u_8814").run(demo_db)
+        # demo_db is untyped: the annotation picks the result type the sync executor gives.
+        actor: Actor | None = Actor.get(actor_id="u_8814").run(demo_db)
         assert actor is not None
         return actor.display_name
 

@@ -252,7 +252,8 @@ class _Entity:
         return var.type
 
     def field_list(self) -> str:
-        return ", ".join(self.fields) or "none"
+        # Sorted: mypy's cache does not keep the order in which fields were declared.
+        return ", ".join(sorted(self.fields)) or "none"
 
     def where(self, index: str) -> str:
         return (

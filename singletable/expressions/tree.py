@@ -496,25 +496,27 @@ class _Comparable(Generic[V]):
     # A mismatched `==` cannot be an error for a type checker (it falls back to the other
     # operand's __eq__ and infers bool), but that bool is then refused wherever a Condition
     # is expected (filter, where, condition=, & and |).
-    def __eq__(self, other: V | _Comparable[Any] | None) -> Condition:  # type: ignore[override]
+    def __eq__(self, other: V | FieldRef[Any] | SizeOperand | None) -> Condition:  # type: ignore[override]
         return self._compare("=", other)
 
-    def __ne__(self, other: V | _Comparable[Any] | None) -> Condition:  # type: ignore[override]
+    def __ne__(self, other: V | FieldRef[Any] | SizeOperand | None) -> Condition:  # type: ignore[override]
         return self._compare("<>", other)
 
-    def __lt__(self, other: V | _Comparable[Any]) -> Condition:
+    def __lt__(self, other: V | FieldRef[Any] | SizeOperand) -> Condition:
         return self._compare("<", other)
 
-    def __le__(self, other: V | _Comparable[Any]) -> Condition:
+    def __le__(self, other: V | FieldRef[Any] | SizeOperand) -> Condition:
         return self._compare("<=", other)
 
-    def __gt__(self, other: V | _Comparable[Any]) -> Condition:
+    def __gt__(self, other: V | FieldRef[Any] | SizeOperand) -> Condition:
         return self._compare(">", other)
 
-    def __ge__(self, other: V | _Comparable[Any]) -> Condition:
+    def __ge__(self, other: V | FieldRef[Any] | SizeOperand) -> Condition:
         return self._compare(">=", other)
 
-    def between(self, lo: V | _Comparable[Any], hi: V | _Comparable[Any]) -> Condition:
+    def between(
+        self, lo: V | FieldRef[Any] | SizeOperand, hi: V | FieldRef[Any] | SizeOperand
+    ) -> Condition:
         """``self BETWEEN lo AND hi`` (both bounds inclusive).
 
         Raises:
@@ -846,12 +848,12 @@ class FieldRef(_Comparable[T]):
         self.label: str = label if label is not None else _label_of(self.path)
         self.none_is_missing = none_is_missing
 
-    def __eq__(self, other: T | _Comparable[Any] | None) -> Condition:  # type: ignore[override]
+    def __eq__(self, other: T | FieldRef[Any] | SizeOperand | None) -> Condition:  # type: ignore[override]
         if other is None and self.none_is_missing:
             return self.not_exists()
         return super().__eq__(other)
 
-    def __ne__(self, other: T | _Comparable[Any] | None) -> Condition:  # type: ignore[override]
+    def __ne__(self, other: T | FieldRef[Any] | SizeOperand | None) -> Condition:  # type: ignore[override]
         if other is None and self.none_is_missing:
             return self.exists()
         return super().__ne__(other)
@@ -888,6 +890,17 @@ class FieldRef(_Comparable[T]):
     @property
     def _label(self) -> str:
         return self.label
+
+    def between(
+        self, lo: T | FieldRef[Any] | SizeOperand, hi: T | FieldRef[Any] | SizeOperand
+    ) -> Condition:
+        """``self BETWEEN lo AND hi`` (both bounds inclusive).
+
+        Raises:
+            ExpressionError: the bounds are values of different kinds, or ``lo > hi``.
+        """
+        # Only re-declared so that type checkers name FieldRef, not its private base.
+        return super().between(lo, hi)
 
     def is_in(self, *values: T | FieldRef[Any]) -> Condition:
         """``self IN (v1, v2, ...)``, with 1 to 100 values.

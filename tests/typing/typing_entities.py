@@ -8,6 +8,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Literal
 
+from pydantic import Field
+
 import singletable as st
 
 shop = st.Table(
@@ -38,8 +40,8 @@ class Order(
     priority: Priority = Priority.LOW
     total: Decimal = Decimal(0)
     note: str | None = None
-    tags: set[str] = set()
-    lines: list[str] = []
+    tags: set[str] = Field(default_factory=set)
+    lines: list[str] = Field(default_factory=list)
     stock: int = 0
 
 

@@ -68,30 +68,19 @@ from mypy.types import (
     get_proper_type,
 )
 
-from singletable.entity import Entity
-from singletable.expressions import FieldRef
 from singletable.keys.templates import FIELD_SEGMENT
-from singletable.model.fields import FieldRefs
-from singletable.model.plan import IndexKeys
-from singletable.operations.items import Get
-from singletable.operations.query import EntityQuery
-from singletable.operations.update import Update
 
 __all__ = ["SINGLETABLE_NAME", "SingletablePlugin", "plugin"]
 
-
-def _fullname(cls: type) -> str:
-    return f"{cls.__module__}.{cls.__qualname__}"
-
-
-# Read from the run-time classes, so that moving a class to another module moves these too.
-_ENTITY: Final = _fullname(Entity)
-_FIELD_REFS: Final = _fullname(FieldRefs)
-_FIELD_REF: Final = _fullname(FieldRef)
-_QUERY: Final = _fullname(EntityQuery)
-_UPDATE: Final = _fullname(Update)
-_GET: Final = _fullname(Get)
-_INDEX_KEYS_NAME: Final = IndexKeys.__qualname__
+# Where mypy sees the classes the plugin looks at: the modules that define them (the
+# package's re-exports rename ``__module__`` at run time, so it cannot be read from there).
+_ENTITY: Final = "singletable.entity.Entity"
+_FIELD_REFS: Final = "singletable.model.fields.FieldRefs"
+_FIELD_REF: Final = "singletable.expressions.tree.FieldRef"
+_QUERY: Final = "singletable.operations.query.EntityQuery"
+_UPDATE: Final = "singletable.operations.update.Update"
+_GET: Final = "singletable.operations.items.Get"
+_INDEX_KEYS_NAME: Final = "IndexKeys"
 _BASE_MODEL: Final = "pydantic.main.BaseModel"
 _METADATA_KEY: Final = "singletable"
 

@@ -9,6 +9,8 @@ first run in a fresh environment analyses pydantic, boto3 and singletable from s
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import re
 import tempfile
 from collections.abc import Iterator
@@ -16,6 +18,9 @@ from pathlib import Path
 
 import mypy.api
 import pytest
+
+import singletable as st
+import singletable.mypy
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
@@ -83,3 +88,23 @@ def test_every_message_names_the_entity() -> None:
     assert plugin_messages
     for message in plugin_messages:
         assert re.search(r"\b(Order|Device)\b", message), message
+
+
+@pytest.mark.parametrize(
+    "fullname",
+    [
+        singletable.mypy._ENTITY,
+        singletable.mypy._FIELD_REFS,
+        singletable.mypy._FIELD_REF,
+        singletable.mypy._QUERY,
+        singletable.mypy._UPDATE,
+        singletable.mypy._GET,
+    ],
+)
+def test_the_plugin_names_classes_where_they_are_defined(fullname: str) -> None:
+    # mypy knows a class by the module that defines it; a moved class would silently
+    # switch a check off.
+    module, _, name = fullname.rpartition(".")
+    source = inspect.getsource(importlib.import_module(module))
+    assert re.search(rf"^class {name}\b", source, re.MULTILINE), f"{name} not in {module}"
+    assert st.IndexKeys.__qualname__ == singletable.mypy._INDEX_KEYS_NAME

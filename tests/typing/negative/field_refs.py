@@ -19,7 +19,7 @@ Order.f.total.add("1")  # E: Argument 1 to "add" of "FieldRef" has incompatible 
 Order.f.lines.append("x")  # E: Argument 1 to "append" of "FieldRef" has incompatible type "str"; expected "list[str]"  [arg-type]
 Order.f.tags.delete(["a"])  # E: Argument 1 to "delete" of "FieldRef" has incompatible type "list[str]"; expected "set[str]"  [arg-type]
 Order.f.note.if_not_exists(3)  # E: Argument 1 to "if_not_exists" of "FieldRef" has incompatible type "int"; expected "str | FieldRef[Any] | SetValue | None"  [arg-type]
-Order.query(customer="c").filter(Order.f.status == "lost")  # E: Argument 1 to "filter" of "_BaseQuery" has incompatible type "bool"; expected "Condition"  [arg-type]
+Order.query(customer="c").filter(Order.f.status == "lost")  # E: Argument 1 to "filter" of "BaseQuery" has incompatible type "bool"; expected "Condition"  [arg-type]
 update.where((Order.f.stock == "3") & (Order.f.priority == Priority.LOW))  # E: No overload variant of "__and__" of "bool" matches argument type "Condition"  [operator]
 condition: st.Condition = (Order.f.total != "9.5")  # E: Incompatible types in assignment (expression has type "bool", variable has type "Condition")  [assignment]
 Order.f.total >= Decimal(1)  # a matching value: no error

@@ -108,3 +108,11 @@ def test_the_plugin_names_classes_where_they_are_defined(fullname: str) -> None:
     source = inspect.getsource(importlib.import_module(module))
     assert re.search(rf"^class {name}\b", source, re.MULTILINE), f"{name} not in {module}"
     assert st.IndexKeys.__qualname__ == singletable.mypy._INDEX_KEYS_NAME
+
+
+def test_the_docs_show_only_messages_the_tests_expect() -> None:
+    # docs/typing.md quotes mypy's messages: each must be one a negative file expects.
+    expected = {m for p in (HERE / "negative").glob("*.py") for _, _, m in expected_errors(p)}
+    quoted = re.findall(r"^error: (.*)$", (ROOT / "docs" / "typing.md").read_text(), re.MULTILINE)
+    assert quoted
+    assert sorted(set(quoted) - expected) == []

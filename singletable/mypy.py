@@ -358,23 +358,16 @@ def _entity_method_signature(method: str, ctx: MethodSigContext) -> CallableType
         return signature
     label = f"{method} of {entity.name}"
     replace: dict[str, Type] = {}
-    index = _PRIMARY
+    index: str | None = _PRIMARY
     if method == "query":
         if entity.indexes_known:
             replace["index"] = _literal_union(ctx.api, entity.index_names(), optional=True)
-        index_args = [
-            arg for name, arg in zip(call.arg_names, call.args, strict=True) if name == "index"
-        ]
-        if index_args:
-            given = _str_value(index_args[0])
-            if given is None:
-                if not _is_none(index_args[0]):
-                    return signature.copy_modified(name=label)  # a dynamic index
-            elif given not in entity.keys:
-                # mypy reports the index against its Literal type; key names are not checked.
-                return _with_named(signature, (), name=label, replace=replace)
-            else:
-                index = given
+        index = _index_argument(call)
+    if index is None:  # an index held in a variable: left to run time, as are the keys
+        return signature.copy_modified(name=label)
+    if index not in entity.keys:
+        # mypy reports it against the Literal type of index=; the key names cannot be checked.
+        return _with_named(signature, (), name=label, replace=replace)
     keys = entity.keys.get(index)
     keywords = _keywords(call, signature.arg_names)
     if keys is None or keywords is None:
@@ -397,21 +390,44 @@ def _entity_method_signature(method: str, ctx: MethodSigContext) -> CallableType
         required = set(allowed)
     params = [(n, entity.field_type(n), n in required) for n in allowed if n in entity.fields]
     _check_names(ctx.api, entity, keywords, allowed, f"key field of {entity.where(index)}")
-    if method == "query" and sk:
-        given_names = {name for name, _ in keywords}
-        leading = 0
-        while leading < len(sk) and sk[leading] in given_names:
-            leading += 1
-        for name, arg in keywords:
-            if name in sk[leading:]:
-                _fail(
-                    ctx.api,
-                    f"{entity.name}.query(): sort key field {_q(name)} is given without "
-                    f"{_q(sk[leading])}; sort key fields go in template order "
-                    f"({_q(keys['sk_source'])}: {', '.join(sk)})",
-                    arg,
-                )
+    if method == "query":
+        _check_sort_key_order(ctx.api, entity, keywords, keys)
     return _with_named(signature, params, name=label, replace=replace)
+
+
+def _index_argument(call: CallExpr) -> str | None:
+    """The index a ``query(index=...)`` call names: ``""`` for the table, ``None`` if dynamic."""
+    for name, arg in zip(call.arg_names, call.args, strict=True):
+        if name == "index":
+            return _PRIMARY if _is_none(arg) else _str_value(arg)
+    return _PRIMARY
+
+
+def _leading(sk: Sequence[str], given: Collection[str]) -> int:
+    """How many sort key fields, from the first, are given."""
+    count = 0
+    while count < len(sk) and sk[count] in given:
+        count += 1
+    return count
+
+
+def _check_sort_key_order(
+    api: CheckerPluginInterface,
+    entity: _Entity,
+    keywords: Sequence[tuple[str, Expression]],
+    keys: Mapping[str, Any],
+) -> None:
+    sk: list[str] = keys["sk"] or []
+    leading = _leading(sk, {name for name, _ in keywords})
+    for name, arg in keywords:
+        if name in sk[leading:]:
+            _fail(
+                api,
+                f"{entity.name}.query(): sort key field {_q(name)} is given without "
+                f"{_q(sk[leading])}; sort key fields go in template order "
+                f"({_q(keys['sk_source'])}: {', '.join(sk)})",
+                arg,
+            )
 
 
 def _check_names(
@@ -521,43 +537,16 @@ def _range_signature(method: str, ctx: MethodSigContext) -> CallableType:
         return field
 
     origin = _query_origin(call.callee.expr)
-    plan: Mapping[str, Any] | None = None
-    index = _PRIMARY
-    given: set[str] = set()
-    if origin is not None:
-        index_arg = next(
-            (a for n, a in zip(origin.arg_names, origin.args, strict=True) if n == "index"), None
-        )
-        index_name = _PRIMARY if index_arg is None or _is_none(index_arg) else _str_value(index_arg)
-        origin_keywords = _keywords(origin, ("index",))
-        if index_name is not None and origin_keywords is not None:
-            index = index_name
-            plan = entity.keys.get(index_name)
-            given = {name for name, _ in origin_keywords}
-    if plan is not None and "either" not in plan:
+    index = None if origin is None else _index_argument(origin)
+    given = None if origin is None else _keywords(origin, ("index",))
+    plan = None if index is None or given is None else entity.keys.get(index)
+    if index is not None and given is not None and plan is not None and "either" not in plan:
         sk: list[str] = plan["sk"] or []
-        leading = 0
-        while leading < len(sk) and sk[leading] in given:
-            leading += 1
+        leading = _leading(sk, {name for name, _ in given})
         allowed = sk[leading : leading + 1]
         for name, arg in keywords:
-            if name in allowed:
-                continue
-            if not sk:
-                message = (
-                    f"{entity.where(index)} has no sort key; {method}() has nothing to range over"
-                )
-            elif not allowed:
-                message = (
-                    f"every sort key field of {entity.where(index)} is already given; "
-                    f"{method}() has nothing left to range over"
-                )
-            else:
-                message = (
-                    f"{method}() on {entity.where(index)} must name {_q(allowed[0])}, the next "
-                    f"field of sort key template {_q(plan['sk_source'])}; got {_q(name)}"
-                )
-            _fail(ctx.api, message, arg)
+            if name not in allowed:
+                _fail(ctx.api, _range_message(entity, index, plan, method, name, leading), arg)
         params = [(n, value_type(n), False) for n in allowed if n in entity.fields]
         return _with_named(signature, params, name=label)
     # The query is out of sight (held in a variable): any sort key field of the entity.
@@ -570,6 +559,23 @@ def _range_signature(method: str, ctx: MethodSigContext) -> CallableType:
     _check_names(ctx.api, entity, keywords, allowed, f"sort key field of {entity.name}")
     params = [(n, value_type(n), False) for n in allowed if n in entity.fields]
     return _with_named(signature, params, name=label)
+
+
+def _range_message(
+    entity: _Entity, index: str, plan: Mapping[str, Any], method: str, name: str, leading: int
+) -> str:
+    sk: list[str] = plan["sk"] or []
+    if not sk:
+        return f"{entity.where(index)} has no sort key; {method}() has nothing to range over"
+    if leading >= len(sk):
+        return (
+            f"every sort key field of {entity.where(index)} is already given; "
+            f"{method}() has nothing left to range over"
+        )
+    return (
+        f"{method}() on {entity.where(index)} must name {_q(sk[leading])}, the next "
+        f"field of sort key template {_q(plan['sk_source'])}; got {_q(name)}"
+    )
 
 
 def _pair(api: CheckerPluginInterface, item: Type) -> Type:

@@ -240,6 +240,14 @@ class _Entity:
         assert var.type is not None
         return var.type
 
+    def value_type(self, api: CheckerPluginInterface, name: str) -> Type:
+        """The values a keyword argument for the field takes.
+
+        The field's type, and an ``int`` where it is a ``Decimal`` (pydantic converts it
+        exactly).
+        """
+        return _accepting_int(api, self.field_type(name))
+
     def field_list(self) -> str:
         # Sorted: mypy's cache does not keep the order in which fields were declared.
         return ", ".join(sorted(self.fields)) or "none"
@@ -248,6 +256,15 @@ class _Entity:
         return (
             f"{self.name}'s table key" if index == _PRIMARY else f"{self.name}'s index {_q(index)}"
         )
+
+
+def _accepting_int(api: CheckerPluginInterface, typ: Type) -> Type:
+    proper = get_proper_type(typ)
+    if isinstance(proper, UnionType):
+        return UnionType.make_union([_accepting_int(api, item) for item in proper.items])
+    if isinstance(proper, Instance) and proper.type.fullname == "decimal.Decimal":
+        return UnionType.make_union([typ, api.named_generic_type("builtins.int", [])])
+    return typ
 
 
 def _entity_of(typ: Type) -> _Entity | None:
@@ -375,7 +392,7 @@ def _entity_method_signature(method: str, ctx: MethodSigContext) -> CallableType
     if "either" in keys:
         names = [*(entity.primary or {}).get("pk", []), *keys["either"]]
         allowed = list(dict.fromkeys(names))
-        params = [(n, entity.field_type(n), False) for n in allowed if n in entity.fields]
+        params = [(n, entity.value_type(ctx.api, n), False) for n in allowed if n in entity.fields]
         _check_names(ctx.api, entity, keywords, allowed, f"key field of {entity.where(index)}")
         return _with_named(signature, params, name=label, replace=replace)
     pk: list[str] = keys["pk"]
@@ -388,7 +405,9 @@ def _entity_method_signature(method: str, ctx: MethodSigContext) -> CallableType
         required = set()
     else:
         required = set(allowed)
-    params = [(n, entity.field_type(n), n in required) for n in allowed if n in entity.fields]
+    params = [
+        (n, entity.value_type(ctx.api, n), n in required) for n in allowed if n in entity.fields
+    ]
     _check_names(ctx.api, entity, keywords, allowed, f"key field of {entity.where(index)}")
     if method == "query":
         _check_sort_key_order(ctx.api, entity, keywords, keys)
@@ -496,7 +515,7 @@ def _update_signature(method: str, ctx: MethodSigContext) -> CallableType:
     for name, arg in keywords:
         if not check_field(name, arg):
             continue
-        value_type = entity.field_type(name)
+        value_type = entity.value_type(ctx.api, name)
         var = entity.fields[name]
         if method == "set" and var.has_explicit_value:
             value_type = UnionType.make_union([value_type, NoneType()])  # None removes it
@@ -531,7 +550,7 @@ def _range_signature(method: str, ctx: MethodSigContext) -> CallableType:
     def value_type(name: str) -> Type:
         if method == "begins_with":
             return ctx.api.named_generic_type("builtins.str", [])
-        field = entity.field_type(name)
+        field = entity.value_type(ctx.api, name)
         if method == "between":
             return _pair(ctx.api, field)
         return field

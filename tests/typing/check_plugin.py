@@ -10,10 +10,10 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-from typing_entities import Device, Order, Priority
 from typing_extensions import assert_type
 
 import singletable as st
+from tests.typing.typing_entities import Device, Order, Priority
 
 Status = Literal["new", "paid", "shipped"]
 
@@ -92,6 +92,9 @@ def queries(when: datetime) -> None:
     )
     assert_type(Order.query(customer="c", index="LSI1").ge(total=Decimal(5)), st.EntityQuery[Order])
     assert_type(Order.query(customer="c", index=None), st.EntityQuery[Order])
+    # An int for a Decimal field: pydantic converts it exactly.
+    assert_type(Order.query(customer="c", index="LSI1", total=5), st.EntityQuery[Order])
+    assert_type(Order.update(customer="c", placed=when, number=1).add(total=1), st.Update[Order])
     assert_type(Order.query(customer="c").project("status", "total"), st.EntityQuery[Any])
     assert_type(Device.query(device_id="d"), st.EntityQuery[Device])
 

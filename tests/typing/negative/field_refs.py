@@ -3,9 +3,8 @@
 from datetime import datetime
 from decimal import Decimal
 
-from typing_entities import Order, Priority
-
 import singletable as st
+from tests.typing.typing_entities import Order, Priority
 
 when = datetime(2026, 6, 23)
 update = Order.update(customer="c", placed=when, number=1)

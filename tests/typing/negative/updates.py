@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from typing_entities import Order, Priority
+from tests.typing.typing_entities import Order, Priority
 
 when = datetime(2026, 6, 23)
 update = Order.update(customer="c", placed=when, number=1)

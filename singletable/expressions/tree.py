@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
 from singletable.attributes.numbers import number_text
 from singletable.errors import ExpressionError, ItemEncodeError
@@ -56,6 +56,11 @@ _ATTRIBUTE_TYPES = frozenset({"S", "SS", "N", "NS", "B", "BS", "BOOL", "NULL", "
 MAX_IN_VALUES = 100
 _SET_TYPES = frozenset({"SS", "NS", "BS"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+#: The Python type of the values a reference compares with and writes (``FieldRef[int]``).
+T = TypeVar("T")
+#: The values a comparison's right-hand side takes (a field's type, or a number for sizes).
+V = TypeVar("V")
 
 
 # --------------------------------------------------------------------------- placeholders
@@ -462,8 +467,12 @@ def _single(av: AttributeValue, label: str) -> tuple[str, Any]:
     return next(iter(av.items()))
 
 
-class _Comparable:
-    """The comparison operators shared by `FieldRef` and `SizeOperand`."""
+class _Comparable(Generic[V]):
+    """The comparison operators shared by `FieldRef` and `SizeOperand`.
+
+    ``V`` is the type of the values compared with: the operators also take another
+    reference or a size, whose types the checker cannot relate to ``V``.
+    """
 
     __slots__ = ()
     # __eq__ builds a Condition instead of comparing, so instances must not be hashable
@@ -484,25 +493,30 @@ class _Comparable:
     def _compare(self, op: str, other: object) -> Condition:
         return _Compare(op, self._lhs(), _operand(other, self._convert, self._label))
 
-    def __eq__(self, other: object) -> Condition:  # type: ignore[override]
+    # A mismatched `==` cannot be an error for a type checker (it falls back to the other
+    # operand's __eq__ and infers bool), but that bool is then refused wherever a Condition
+    # is expected (filter, where, condition=, & and |).
+    def __eq__(self, other: V | FieldRef[Any] | SizeOperand | None) -> Condition:  # type: ignore[override]
         return self._compare("=", other)
 
-    def __ne__(self, other: object) -> Condition:  # type: ignore[override]
+    def __ne__(self, other: V | FieldRef[Any] | SizeOperand | None) -> Condition:  # type: ignore[override]
         return self._compare("<>", other)
 
-    def __lt__(self, other: object) -> Condition:
+    def __lt__(self, other: V | FieldRef[Any] | SizeOperand) -> Condition:
         return self._compare("<", other)
 
-    def __le__(self, other: object) -> Condition:
+    def __le__(self, other: V | FieldRef[Any] | SizeOperand) -> Condition:
         return self._compare("<=", other)
 
-    def __gt__(self, other: object) -> Condition:
+    def __gt__(self, other: V | FieldRef[Any] | SizeOperand) -> Condition:
         return self._compare(">", other)
 
-    def __ge__(self, other: object) -> Condition:
+    def __ge__(self, other: V | FieldRef[Any] | SizeOperand) -> Condition:
         return self._compare(">=", other)
 
-    def between(self, lo: object, hi: object) -> Condition:
+    def between(
+        self, lo: V | FieldRef[Any] | SizeOperand, hi: V | FieldRef[Any] | SizeOperand
+    ) -> Condition:
         """``self BETWEEN lo AND hi`` (both bounds inclusive).
 
         Raises:
@@ -514,12 +528,12 @@ class _Comparable:
         return _Between(self._lhs(), lo_op, hi_op)
 
 
-class SizeOperand(_Comparable):
+class SizeOperand(_Comparable[int | float | Decimal]):
     """``size(path)``: compare it with a number, another attribute, or another size."""
 
     __slots__ = ("ref",)
 
-    def __init__(self, ref: FieldRef) -> None:
+    def __init__(self, ref: FieldRef[Any]) -> None:
         self.ref = ref
 
     def _lhs(self) -> _Operand:
@@ -742,7 +756,7 @@ def update_paths(actions: Iterable[UpdateAction]) -> set[str]:
 # --------------------------------------------------------------------------- projections
 
 
-def render_projection(paths: Sequence[FieldRef | Path | str], ph: Placeholders) -> str:
+def render_projection(paths: Sequence[FieldRef[Any] | Path | str], ph: Placeholders) -> str:
     """Renders a projection expression.
 
     A ``str`` is one top-level attribute name, never a dotted path (``"a.b"`` names the
@@ -793,8 +807,12 @@ def _check_path(path: tuple[object, ...]) -> Path:
 # --------------------------------------------------------------------------- field refs
 
 
-class FieldRef(_Comparable):
+class FieldRef(_Comparable[T]):
     """A typed reference to an attribute path, such as ``Event.f.ts`` or ``Event.f.meta["k"][0]``.
+
+    ``T`` is the Python type of the attribute's values (``Order.f.total`` is a
+    ``FieldRef[Decimal]`` with the ``singletable.mypy`` plugin): comparisons, ``between``,
+    ``is_in``, ``set``, ``add``, ``append`` and friends take values of that type.
 
     Comparison operators build `Condition` objects (so a `FieldRef` is unhashable); the
     other methods build conditions or `UpdateAction` values. Values are converted with
@@ -830,12 +848,12 @@ class FieldRef(_Comparable):
         self.label: str = label if label is not None else _label_of(self.path)
         self.none_is_missing = none_is_missing
 
-    def __eq__(self, other: object) -> Condition:  # type: ignore[override]
+    def __eq__(self, other: T | FieldRef[Any] | SizeOperand | None) -> Condition:  # type: ignore[override]
         if other is None and self.none_is_missing:
             return self.not_exists()
         return super().__eq__(other)
 
-    def __ne__(self, other: object) -> Condition:  # type: ignore[override]
+    def __ne__(self, other: T | FieldRef[Any] | SizeOperand | None) -> Condition:  # type: ignore[override]
         if other is None and self.none_is_missing:
             return self.exists()
         return super().__ne__(other)
@@ -843,7 +861,7 @@ class FieldRef(_Comparable):
     def __repr__(self) -> str:
         return f"FieldRef({self.label!r})"
 
-    def __getitem__(self, step: str | int) -> FieldRef:
+    def __getitem__(self, step: str | int) -> FieldRef[Any]:
         """A sub-path: a map key (str) or a list index (int)."""
         step = _check_step(step, self.label)
         if isinstance(step, int):
@@ -873,7 +891,18 @@ class FieldRef(_Comparable):
     def _label(self) -> str:
         return self.label
 
-    def is_in(self, *values: object) -> Condition:
+    def between(
+        self, lo: T | FieldRef[Any] | SizeOperand, hi: T | FieldRef[Any] | SizeOperand
+    ) -> Condition:
+        """``self BETWEEN lo AND hi`` (both bounds inclusive).
+
+        Raises:
+            ExpressionError: the bounds are values of different kinds, or ``lo > hi``.
+        """
+        # Only re-declared so that type checkers name FieldRef, not its private base.
+        return super().between(lo, hi)
+
+    def is_in(self, *values: T | FieldRef[Any]) -> Condition:
         """``self IN (v1, v2, ...)``, with 1 to 100 values.
 
         Raises:
@@ -955,7 +984,7 @@ class FieldRef(_Comparable):
             return value
         return _ValueOp(self._set_value(value))
 
-    def set(self, value: object) -> UpdateAction:
+    def set(self, value: T | FieldRef[Any] | SetValue) -> UpdateAction:
         """``SET self = value``; the value may be another `FieldRef` or a `SetValue`.
 
         Raises:
@@ -980,7 +1009,7 @@ class FieldRef(_Comparable):
                 f"{self.label}: {action}() works only on top-level attributes in DynamoDB; {hint}"
             )
 
-    def add(self, value: object) -> UpdateAction:
+    def add(self, value: T) -> UpdateAction:
         """``ADD self value``: add a number to a number, or elements to a set.
 
         A missing attribute starts from 0 or the empty set. Top-level attributes only.
@@ -1000,7 +1029,7 @@ class FieldRef(_Comparable):
                 )
         return _AddAction(self.path, self.label, av)
 
-    def delete(self, value: object) -> UpdateAction:
+    def delete(self, value: T) -> UpdateAction:
         """``DELETE self value``: remove elements from a set. Top-level attributes only.
 
         Raises:
@@ -1027,13 +1056,13 @@ class FieldRef(_Comparable):
             )
         return _ValueOp(av)
 
-    def append(self, values: object) -> UpdateAction:
+    def append(self, values: T) -> UpdateAction:
         """``SET self = list_append(self, values)``: add elements at the end of a list."""
         return _SetAction(
             self.path, self.label, _ListAppend(self._lhs_term(), self._list_value(values, "append"))
         )
 
-    def prepend(self, values: object) -> UpdateAction:
+    def prepend(self, values: T) -> UpdateAction:
         """``SET self = list_append(values, self)``: add elements at the start of a list."""
         return _SetAction(
             self.path,
@@ -1054,7 +1083,7 @@ class FieldRef(_Comparable):
         av = _number_av(n, self.label, "decrement()")
         return _SetAction(self.path, self.label, _Arith("-", self._lhs_term(), _ValueOp(av)))
 
-    def if_not_exists(self, default: object) -> SetValue:
+    def if_not_exists(self, default: T | FieldRef[Any] | SetValue) -> SetValue:
         """``if_not_exists(self, default)``, for use in `set`.
 
         ``ref.set(ref.if_not_exists(now))`` writes only when absent, and

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
 
 from singletable.attributes.codecs import AttributeCodec
 from singletable.attributes.convert import to_attribute_value
@@ -19,14 +21,22 @@ if typing.TYPE_CHECKING:
 
 _SCALAR_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})
 
+#: The entity class ``Entity.f`` is read from (a pydantic model: entities sit above this layer).
+_M = TypeVar("_M", bound=BaseModel)
 
-class FieldRefs:
-    """``Entity.f``: typed references to an entity's attributes, for conditions and updates."""
+
+class FieldRefs(Generic[_M]):
+    """``Entity.f``: typed references to an entity's attributes, for conditions and updates.
+
+    Generic in the entity so that a type checker knows which entity ``Order.f`` belongs
+    to; the ``singletable.mypy`` plugin reads it to check ``Order.f.<name>`` and give the
+    reference its field's type. Without the plugin every name is a ``FieldRef[Any]``.
+    """
 
     def __init__(self, plan: EntityPlan) -> None:
         self._plan = plan
 
-    def __getattr__(self, name: str) -> FieldRef:
+    def __getattr__(self, name: str) -> FieldRef[Any]:
         plan = self._plan.fields.get(name)
         if plan is None:
             raise AttributeError(
@@ -64,5 +74,5 @@ def _null_aware(codec: AttributeCodec) -> Callable[[Any], AttributeValue]:
 class FieldRefsDescriptor:
     """``Entity.f``: field references of the class it is read from."""
 
-    def __get__(self, instance: object, owner: Any) -> FieldRefs:
+    def __get__(self, instance: object, owner: type[_M]) -> FieldRefs[_M]:
         return FieldRefs(plan_of(owner))

@@ -24,7 +24,7 @@ R = TypeVar("R")
 E = TypeVar("E", bound=BaseModel)
 
 
-def key_ref(attribute: str) -> FieldRef:
+def key_ref(attribute: str) -> FieldRef[Any]:
     """A reference to a key or bookkeeping attribute, compared with ready key values."""
     return FieldRef((attribute,), _passthrough, label=attribute)
 

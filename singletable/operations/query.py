@@ -516,7 +516,7 @@ def partition_key_text(plan: EntityPlan, key_plan: KeyPlan, values: Mapping[str,
     return key_plan.pk.format(values)
 
 
-def _sort_condition(ref: FieldRef, op: str, values: list[object]) -> Condition:
+def _sort_condition(ref: FieldRef[Any], op: str, values: list[object]) -> Condition:
     first = values[0]
     if op == "eq":
         return ref == first

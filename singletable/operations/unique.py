@@ -117,7 +117,7 @@ def stored_values(
 
 def values_unchanged(plan: EntityPlan, old: Mapping[str, Any], fields: Iterable[str]) -> Condition:
     """The condition that the stored item's ``fields`` still hold the ``old`` values."""
-    refs = FieldRefs(plan)
+    refs: FieldRefs[Any] = FieldRefs(plan)
     return and_(*(getattr(refs, name) == old.get(name) for name in sorted(set(fields))))
 
 

@@ -93,7 +93,7 @@ class Update(Operation[E]):
 
     # -- builder -------------------------------------------------------------------------
 
-    def _ref(self, name: str) -> FieldRef:
+    def _ref(self, name: str) -> FieldRef[Any]:
         """The reference of a field this update may write; every write path asks it.
 
         Refuses the table's key and bookkeeping attributes (written from the templates and
@@ -116,7 +116,7 @@ class Update(Operation[E]):
                 f"{self.plan.label}: field {name!r} is part of the primary key and cannot be "
                 "updated; delete the item and put it under its new key"
             )
-        ref: FieldRef = getattr(FieldRefs(self.plan), name)
+        ref: FieldRef[Any] = getattr(FieldRefs(self.plan), name)
         return ref
 
     def set(self, **values: Any) -> Update[E]:

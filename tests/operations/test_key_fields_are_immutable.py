@@ -58,7 +58,7 @@ def test_apply_cannot_change_a_primary_key_field() -> None:
 
 @pytest.mark.parametrize("attribute", ["PK", "SK", "GSI1PK", "GSI1SK", "_et", "_ev", "expires"])
 def test_raw_actions_cannot_write_key_or_bookkeeping_attributes(attribute: str) -> None:
-    raw = st.FieldRef((attribute,), to_attribute_value)
+    raw: st.FieldRef[Any] = st.FieldRef((attribute,), to_attribute_value)
     for action in (raw.set("x"), raw.remove()):
         with pytest.raises(st.ExpressionError, match=rf"{attribute!r} is a key or bookkeeping"):
             Thing.update(box="b", tid="t").apply(action).params()
@@ -88,7 +88,7 @@ def test_transactions_and_upserts_refuse_key_changes_too() -> None:
 # -- the class: every write path, every field, generated entities ----------------------
 
 
-def _writers(ref: st.FieldRef, value: Any) -> list[Callable[[st.Update[Any]], st.Update[Any]]]:
+def _writers(ref: st.FieldRef[Any], value: Any) -> list[Callable[[st.Update[Any]], st.Update[Any]]]:
     """Every way an update can write field ``ref`` (one builder call each)."""
     name = ref.label.split(".", 1)[1]
     return [

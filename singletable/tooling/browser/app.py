@@ -325,7 +325,7 @@ class _Browser:
         self, plan: EntityPlan, old: Mapping[str, Any], names: Sequence[str]
     ) -> Condition | None:
         """Conditions that the stored values are still those the form showed."""
-        refs = FieldRefs(plan)
+        refs: FieldRefs[Any] = FieldRefs(plan)
         parts: list[Condition] = []
         for name in names:
             value = old[name]

@@ -169,7 +169,8 @@ class MigrationError(SingleTableError):
 
 
 class ConfigurationError(SingleTableError):
-    """The AWS client cannot be set up: no region, or no credentials, in the environment."""
+    """The client cannot be set up: no region or no credentials in the environment, or an
+    unknown ``transport`` (argument or ``$SINGLETABLE_TRANSPORT``)."""
 
 
 class EndpointError(SingleTableError):

@@ -3,7 +3,7 @@
 botocore spends most of a data-plane call's client CPU walking the service model's
 shapes: once to serialise the parameters and once to parse the response, value by
 value, although DynamoDB's wire format *is* the low-level client's format apart from
-binary attributes (base64 on the wire, ``bytes`` in Python) and doubles. This
+binary attributes (base64 on the wire, ``bytes`` in Python). This
 transport serialises the parameters with one JSON dump and parses the response with
 one JSON load plus a conversion plan compiled once per operation from the same
 service model, so only the places that need converting are visited.
@@ -37,8 +37,10 @@ customised through those should keep the default transport.
 from __future__ import annotations
 
 import base64
+import json
 import time
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import botocore
@@ -49,22 +51,30 @@ from botocore.model import OperationModel, Shape, StructureShape
 from botocore.parsers import create_parser
 from botocore.utils import lowercase_dict
 
-try:  # the optional ``lean`` extra: about twice as fast as the stdlib on large pages
+orjson: ModuleType | None
+try:
     import orjson
+except ImportError:  # pragma: no cover - the ``lean`` extra is not installed
+    orjson = None
 
-    def _dumps(params: dict[str, Any]) -> bytes:
-        return orjson.dumps(params, default=_encode_other)
+_stdlib_encoder = json.JSONEncoder(
+    separators=(",", ":"), ensure_ascii=False, default=lambda v: _encode_other(v)
+)
 
-    _loads: Callable[[bytes], Any] = orjson.loads
-except ImportError:  # pragma: no cover - exercised where orjson is not installed
-    import json
 
-    _encoder = json.JSONEncoder(separators=(",", ":"), default=lambda v: _encode_other(v))
+def _stdlib_dumps(params: dict[str, Any]) -> bytes:
+    return _stdlib_encoder.encode(params).encode("utf-8")
 
-    def _dumps(params: dict[str, Any]) -> bytes:
-        return _encoder.encode(params).encode("utf-8")
 
-    _loads = json.loads
+def _orjson_dumps(params: dict[str, Any]) -> bytes:
+    assert orjson is not None
+    return orjson.dumps(params, default=_encode_other)  # type: ignore[no-any-return]
+
+
+# The optional ``lean`` extra: orjson dumps and loads DynamoDB pages several times faster
+# than the stdlib (bench_transport.py measures both); without it the stdlib does the job.
+_dumps: Callable[[dict[str, Any]], bytes] = _orjson_dumps if orjson is not None else _stdlib_dumps
+_loads: Callable[[bytes], Any] = orjson.loads if orjson is not None else json.loads
 
 
 #: The operations the lean path speaks itself (boto3 method name -> wire name).
@@ -160,11 +170,10 @@ def _converter(shape: Shape, blobs: bool) -> Converter | None:
         if entry is None:
             return None
         return lambda values: {k: entry(v) for k, v in values.items()}
-    if kind in ("double", "float"):
-        return float
     if kind == "blob":
         return base64.b64decode
-    if kind in ("string", "integer", "long", "boolean"):
+    if kind in ("string", "integer", "long", "boolean", "double", "float"):
+        # botocore's JSON parser keeps these as JSON gives them (a whole double stays int).
         return None
     raise UnsupportedShapeError(f"{shape.name} ({kind})")
 
@@ -263,11 +272,12 @@ class LeanTransport:
             attempts += 1
         if error is not None:
             raise error
-        assert http_response is not None
-        if parsed is not None:  # an error response, parsed by botocore's parser
+        assert http_response is not None and parsed is not None
+        if http_response.status_code >= 300:  # parsed by botocore's parser
             parsed["ResponseMetadata"]["RetryAttempts"] = attempts - 1
             self._raise_client_error(operation, parsed)
-        return self._parse(operation, http_response, attempts - 1)
+        # What the retry handler noted (MaxAttemptsReached) is kept, as botocore keeps it.
+        return self._parse(operation, http_response, parsed["ResponseMetadata"], attempts - 1)
 
     def _request_url(self, operation: _Operation, endpoint_url: str) -> str:
         # The endpoint joined with the operation's request URI ("/"), by botocore's rule.
@@ -290,7 +300,12 @@ class LeanTransport:
         body: bytes,
         request_context: dict[str, Any],
     ) -> tuple[AWSResponse | None, dict[str, Any] | None, Exception | None]:
-        """One try: sign, send. Returns (response, parsed error or None, exception or None)."""
+        """One try: sign, send. Returns (response, parsed, exception).
+
+        ``parsed`` is botocore's parse of an error response, and for a success only the
+        ``ResponseMetadata`` the retry handler may annotate: the body is parsed once the
+        retry handler has accepted it.
+        """
         headers = {
             "X-Amz-Target": operation.target,
             "Content-Type": _JSON_CONTENT_TYPE,
@@ -309,7 +324,7 @@ class LeanTransport:
             return None, None, exc
         if http_response.status_code >= 300:
             return http_response, self._parse_error(operation, http_response), None
-        return http_response, None, None
+        return http_response, {"ResponseMetadata": {}}, None
 
     def _signed(
         self, url: str, headers: dict[str, str], body: bytes, request_context: dict[str, Any]
@@ -339,7 +354,7 @@ class LeanTransport:
         # successful body (the CRC32 checker reads the raw bytes).
         responses = self._events.emit(
             f"needs-retry.{self._event_prefix}.{operation.name}",
-            response=None if http_response is None else (http_response, parsed or {}),
+            response=None if http_response is None else (http_response, parsed),
             endpoint=self._endpoint,
             operation=operation.model,
             attempts=attempts,
@@ -377,7 +392,11 @@ class LeanTransport:
         raise self._client.exceptions.from_code(code)(parsed, operation.name)
 
     def _parse(
-        self, operation: _Operation, http_response: AWSResponse, retries: int
+        self,
+        operation: _Operation,
+        http_response: AWSResponse,
+        metadata: dict[str, Any],
+        retries: int,
     ) -> dict[str, Any]:
         content = http_response.content
         data = _loads(content) if content else {}
@@ -388,7 +407,6 @@ class LeanTransport:
         convert = operation.with_blobs if blobs else operation.without_blobs
         parsed: dict[str, Any] = convert(data) if convert is not None else data
         headers = http_response.headers
-        metadata: dict[str, Any] = {}
         request_id = headers.get("x-amzn-requestid")
         if request_id is not None:
             metadata["RequestId"] = request_id

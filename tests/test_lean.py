@@ -426,3 +426,16 @@ def test_stdlib_json_fallback_sends_the_same_body(data: st.DataObject) -> None:
     model = SERVICE.operation_model("TransactWriteItems")
     params = data.draw(from_shape(model.input_shape))
     assert json.loads(lean._stdlib_dumps(params)) == json.loads(lean._orjson_dumps(params))
+
+
+def test_a_wrapper_around_a_client_keeps_the_boto3_path() -> None:
+    # A recorder forwarding attributes to a real client intercepts its methods: the lean
+    # path would bypass them, so it is refused.
+    client = make_client()
+
+    class Forwarding:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(client, name)
+
+    assert lean_transport(Forwarding()) is None
+    assert lean_transport(client) is not None

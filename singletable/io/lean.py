@@ -44,8 +44,10 @@ from types import ModuleType
 from typing import Any
 
 import botocore
+from botocore import UNSIGNED
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSPreparedRequest, AWSRequest, AWSResponse, prepare_request_dict
+from botocore.client import BaseClient
 from botocore.hooks import first_non_none_response
 from botocore.model import OperationModel, Shape, StructureShape
 from botocore.parsers import create_parser
@@ -272,7 +274,8 @@ class LeanTransport:
             attempts += 1
         if error is not None:
             raise error
-        assert http_response is not None and parsed is not None
+        assert http_response is not None
+        assert parsed is not None
         if http_response.status_code >= 300:  # parsed by botocore's parser
             parsed["ResponseMetadata"]["RetryAttempts"] = attempts - 1
             self._raise_client_error(operation, parsed)
@@ -331,7 +334,7 @@ class LeanTransport:
     ) -> AWSPreparedRequest:
         request = AWSRequest(method="POST", url=url, headers=headers, data=body)
         credentials = self._signer._credentials
-        if credentials is not None:  # an unsigned client (signature_version=UNSIGNED) has none
+        if credentials is not None and self._signer.signature_version is not UNSIGNED:
             signing = request_context.get("signing", {})
             SigV4Auth(
                 credentials.get_frozen_credentials(),
@@ -420,16 +423,16 @@ class LeanTransport:
 def lean_transport(client: Any) -> LeanTransport | None:
     """A `LeanTransport` over ``client``, or ``None`` when it is not a botocore DynamoDB client.
 
-    Test doubles and recorders that only mimic a client's methods keep the boto3 path:
-    the lean path needs the client's signer, endpoint and event system.
+    Only a genuine botocore client qualifies: a wrapper that forwards attributes to one
+    (a recorder, a test double) may intercept the method calls the lean path would
+    bypass, so it keeps the boto3 path, as does a client of another protocol or signer.
     """
-    meta = getattr(client, "meta", None)
-    service_model = getattr(meta, "service_model", None)
-    if service_model is None or getattr(service_model, "service_name", None) != "dynamodb":
+    if not isinstance(client, BaseClient):
         return None
-    if service_model.protocol != "json":
+    service_model = client.meta.service_model
+    if service_model.service_name != "dynamodb" or service_model.protocol != "json":
         return None
-    required = ("_request_signer", "_endpoint", "_resolve_endpoint_ruleset", "exceptions")
-    if not all(hasattr(client, name) for name in required):
+    signer: Any = getattr(client, "_request_signer", None)
+    if signer is None or signer.signature_version not in ("v4", UNSIGNED):
         return None
     return LeanTransport(client)

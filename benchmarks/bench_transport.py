@@ -37,7 +37,6 @@ import socket
 import subprocess
 import sys
 import time
-import timeit
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -231,7 +230,8 @@ def breakdown(endpoint: str, write_params: dict[str, Any], repeat: int) -> None:
     parser = create_parser("json")
 
     def best_us(func: Callable[[], Any]) -> float:
-        return min(timeit.repeat(func, number=1, repeat=repeat)) * 1e6
+        # CPU, like every other figure here (wall time on a shared machine is noise).
+        return min(cpu_ms(func, 1) for _ in range(repeat)) * 1e3
 
     print(
         "where a botocore call's client CPU goes, µs per call (phases timed alone on the "
@@ -265,10 +265,7 @@ def breakdown(endpoint: str, write_params: dict[str, Any], repeat: int) -> None:
         phases["hooks, request objects, retry"] = whole - sum(phases.values())
         real_client = make_client(endpoint)
         getattr(real_client, action)(**params)
-        real = min(
-            cpu_ms(lambda c=real_client, a=action, p=params: getattr(c, a)(**p), 1) * 1e3
-            for _ in range(repeat)
-        )
+        real = best_us(lambda c=real_client, a=action, p=params: getattr(c, a)(**p))
         phases["HTTP (urllib3, sockets)"] = max(real - whole, 0.0)
         lean_whole = best_us(lambda action=action, params=params: transport.send(action, params))
         dump = best_us(lambda params=params: lean._dumps(params))

@@ -439,3 +439,24 @@ def test_a_wrapper_around_a_client_keeps_the_boto3_path() -> None:
 
     assert lean_transport(Forwarding()) is None
     assert lean_transport(client) is not None
+
+
+def test_missing_credentials_raise_what_botocore_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    client = boto3.Session().client("dynamodb", region_name="us-east-1", endpoint_url=ENDPOINT)
+    server = Canned([reply(200, {})])
+    client.meta.events.register("before-send.dynamodb", server)
+    params = {"TableName": "t", "Key": {"PK": {"S": "a"}}}
+    caught = []
+    for transport in ("boto3", "lean"):
+        db = st_.Connection(client, transport=transport)  # type: ignore[arg-type]
+        assert db.transport == transport
+        with pytest.raises(ConfigurationError, match="no usable AWS credentials") as info:
+            db.call("get_item", params)
+        caught.append((type(info.value.__cause__), str(info.value)))
+    assert caught[0] == caught[1]
+    assert server.requests == []  # nothing was sent unsigned

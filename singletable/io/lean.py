@@ -48,6 +48,7 @@ from botocore import UNSIGNED
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSPreparedRequest, AWSRequest, AWSResponse, prepare_request_dict
 from botocore.client import BaseClient
+from botocore.exceptions import NoCredentialsError
 from botocore.hooks import first_non_none_response
 from botocore.model import OperationModel, Shape, StructureShape
 from botocore.parsers import create_parser
@@ -315,8 +316,10 @@ class LeanTransport:
             "User-Agent": self._user_agent,
             **extra_headers,
         }
+        # Signed before the try, as botocore signs while creating the request: missing
+        # credentials raise NoCredentialsError at once, never handed to the retry handler.
+        request = self._signed(url, headers, body, request_context)
         try:
-            request = self._signed(url, headers, body, request_context)
             canned = first_non_none_response(
                 self._events.emit(
                     f"before-send.{self._event_prefix}.{operation.name}", request=request
@@ -333,8 +336,10 @@ class LeanTransport:
         self, url: str, headers: dict[str, str], body: bytes, request_context: dict[str, Any]
     ) -> AWSPreparedRequest:
         request = AWSRequest(method="POST", url=url, headers=headers, data=body)
-        credentials = self._signer._credentials
-        if credentials is not None and self._signer.signature_version is not UNSIGNED:
+        if self._signer.signature_version is not UNSIGNED:
+            credentials = self._signer._credentials
+            if credentials is None:
+                raise NoCredentialsError()
             signing = request_context.get("signing", {})
             SigV4Auth(
                 credentials.get_frozen_credentials(),

@@ -92,7 +92,8 @@ def start_moto_server() -> tuple[str, subprocess.Popen[bytes]]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     code = (
-        "from moto.server import ThreadedMotoServer; import time; "
+        "import logging, time; logging.getLogger('werkzeug').setLevel(logging.ERROR); "
+        "from moto.server import ThreadedMotoServer; "
         f"ThreadedMotoServer(ip_address='127.0.0.1', port={port}, verbose=False).start(); "
         "time.sleep(86400)"
     )

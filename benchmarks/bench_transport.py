@@ -38,11 +38,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import boto3
 from botocore.awsrequest import AWSRequest, AWSResponse
+from botocore.compat import HTTPHeaders
 from botocore.config import Config
 from botocore.parsers import create_parser
 from botocore.serialize import create_serializer
@@ -57,6 +60,7 @@ from singletable.examples import AuditEvent, demo
 from singletable.io import lean
 from singletable.io.lean import LeanTransport
 
+pydynox: ModuleType | None
 try:
     import pydynox
 except ImportError:  # optional: reported as missing
@@ -80,7 +84,8 @@ def make_client(endpoint: str) -> Any:
         region_name="us-east-1",
         endpoint_url=endpoint,
         config=Config(parameter_validation=False, retries={"mode": "standard", "max_attempts": 10}),
-        **KEYS,
+        aws_access_key_id=KEYS["aws_access_key_id"],
+        aws_secret_access_key=KEYS["aws_secret_access_key"],
     )
 
 
@@ -222,7 +227,7 @@ def breakdown(endpoint: str, write_params: dict[str, Any], repeat: int) -> None:
         target = request.headers["X-Amz-Target"]
         target = target.decode() if isinstance(target, bytes) else target
         status, headers, body = captured[target.split(".")[1]]
-        return AWSResponse(request.url, status, headers, _Raw(body))
+        return AWSResponse(request.url, status, HTTPHeaders.from_dict(headers), _Raw(body))
 
     canned.meta.events.register("before-send.dynamodb", answer)
     transport = LeanTransport(canned)
@@ -251,26 +256,20 @@ def breakdown(endpoint: str, write_params: dict[str, Any], repeat: int) -> None:
             canned._request_signer.sign(op_name, request)
 
         phases = {
-            "serialise (shape walk)": best_us(
-                lambda op=op, params=params: serializer.serialize_to_request(params, op)
-            ),
-            "parse (shape walk)": best_us(
-                lambda op=op, rd=response_dict: parser.parse(rd, op.output_shape)
-            ),
+            "serialise (shape walk)": best_us(partial(serializer.serialize_to_request, params, op)),
+            "parse (shape walk)": best_us(partial(parser.parse, response_dict, op.output_shape)),
             "sign (SigV4)": best_us(sign),
-            "endpoint rules": best_us(
-                lambda op=op, params=params: canned._resolve_endpoint_ruleset(op, params, {})
-            ),
+            "endpoint rules": best_us(partial(canned._resolve_endpoint_ruleset, op, params, {})),
         }
-        whole = best_us(lambda action=action, params=params: getattr(canned, action)(**params))
+        whole = best_us(partial(getattr(canned, action), **params))
         phases["hooks, request objects, retry"] = whole - sum(phases.values())
         real_client = make_client(endpoint)
         getattr(real_client, action)(**params)
-        real = best_us(lambda c=real_client, a=action, p=params: getattr(c, a)(**p))
+        real = best_us(partial(getattr(real_client, action), **params))
         phases["HTTP (urllib3, sockets)"] = max(real - whole, 0.0)
-        lean_whole = best_us(lambda action=action, params=params: transport.send(action, params))
-        dump = best_us(lambda params=params: lean._dumps(params))
-        load = best_us(lambda body=body: lean._loads(body))
+        lean_whole = best_us(partial(transport.send, action, params))
+        dump = best_us(partial(lean._dumps, params))
+        load = best_us(partial(lean._loads, body))
         print(f"  {op_name} ({per} items, {len(body):,} response bytes)")
         for name, us in phases.items():
             print(f"    {name:32}{us:9.0f}  ({us / real:4.0%})")

@@ -20,6 +20,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.awsrequest import AWSResponse
+from botocore.compat import HTTPHeaders
 from botocore.config import Config
 from botocore.exceptions import ClientError, EndpointConnectionError
 from botocore.model import Shape
@@ -105,7 +106,7 @@ def from_shape(shape: Shape, depth: int = 0, *, unknown_keys: bool = False) -> A
         members = shape.members  # type: ignore[attr-defined]
         if depth > 4:
             return st.just({})
-        required = set(shape.required_members)  # type: ignore[attr-defined]
+        required = set(shape.required_members)
         strategies = {
             name: st.one_of(st.none(), from_shape(member, depth + 1, unknown_keys=unknown_keys))
             if unknown_keys
@@ -173,7 +174,8 @@ class Canned:
             raise reply
         status, body, headers = reply
         raw = _Raw(body)
-        return AWSResponse(request.url, status, {"x-amzn-requestid": "r1", **headers}, raw)
+        headers = HTTPHeaders.from_dict({"x-amzn-requestid": "r1", **headers})
+        return AWSResponse(request.url, status, headers, raw)
 
 
 class _Raw:
@@ -447,13 +449,13 @@ def test_missing_credentials_raise_what_botocore_raises(monkeypatch: pytest.Monk
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    client = boto3.Session().client("dynamodb", region_name="us-east-1", endpoint_url=ENDPOINT)
+    client: Any = boto3.Session().client("dynamodb", region_name="us-east-1", endpoint_url=ENDPOINT)
     server = Canned([reply(200, {})])
     client.meta.events.register("before-send.dynamodb", server)
     params = {"TableName": "t", "Key": {"PK": {"S": "a"}}}
     caught = []
     for transport in ("boto3", "lean"):
-        db = st_.Connection(client, transport=transport)  # type: ignore[arg-type]
+        db = st_.Connection(client, transport=transport)
         assert db.transport == transport
         with pytest.raises(ConfigurationError, match="no usable AWS credentials") as info:
             db.call("get_item", params)

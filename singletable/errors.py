@@ -169,7 +169,11 @@ class MigrationError(SingleTableError):
 
 
 class ConfigurationError(SingleTableError):
-    """The AWS client cannot be set up: no region, or no credentials, in the environment."""
+    """The client cannot be set up: no region, no credentials, or an unknown ``transport``.
+
+    The region and credentials come from the environment; the transport from the argument
+    or ``$SINGLETABLE_TRANSPORT``.
+    """
 
 
 class EndpointError(SingleTableError):

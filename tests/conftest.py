@@ -21,6 +21,15 @@ aiobotocore's HTTP, so on the moto backend the async tests talk to a moto *serve
 
     python3 -m pytest tests/integration --executor async
 
+The sync executor's transport is chosen with ``--transport boto3|lean`` (default:
+``$SINGLETABLE_TRANSPORT``, else ``boto3``); the option sets ``SINGLETABLE_TRANSPORT`` for
+the session, which every `singletable.Connection` reads. The lean transport speaks HTTP
+itself (past the in-process mock), so on moto it runs against the moto server too::
+
+    python3 -m pytest tests/integration --transport lean
+    scripts/dynamodb-local run -- python3 -m pytest tests/integration \
+        --backend dynamodb-local --transport lean
+
 The rule: every integration test passes on BOTH backends. Only a test whose whole point
 is a backend quirk (moto accepting a 26-item BatchWriteItem, DynamoDB Local reporting
 real ConsumedCapacity, ...) carries ``@pytest.mark.moto_only`` or
@@ -57,6 +66,7 @@ else:
 
 BACKENDS = ("moto", "dynamodb-local")
 EXECUTOR_CHOICES = ("sync", "async", "both")
+TRANSPORTS = ("boto3", "lean")
 REGION = "us-east-1"
 # The credentials scripts/dynamodb-local exports. DynamoDB Local keeps one database per
 # (access key, region) unless started with -sharedDb, so every client must use these.
@@ -84,6 +94,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="executor for integration tests: sync Connection, async AsyncConnection, or both "
         "(default: $SINGLETABLE_EXECUTOR, else sync)",
     )
+    group.addoption(
+        "--transport",
+        choices=TRANSPORTS,
+        default=os.environ.get("SINGLETABLE_TRANSPORT") or "boto3",
+        help="how singletable.Connection sends calls (default: $SINGLETABLE_TRANSPORT, else "
+        "boto3); lean on the moto backend runs against a moto server over HTTP",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -108,6 +125,13 @@ def pytest_configure(config: pytest.Config) -> None:
             f"--executor / SINGLETABLE_EXECUTOR must be one of {EXECUTOR_CHOICES}, "
             f"got {config.getoption('executor')!r}"
         )
+    transport = config.getoption("transport")
+    if transport not in TRANSPORTS:
+        raise pytest.UsageError(
+            f"--transport / SINGLETABLE_TRANSPORT must be one of {TRANSPORTS}, got {transport!r}"
+        )
+    # Every Connection the tests build reads it (an explicit transport= still wins).
+    os.environ["SINGLETABLE_TRANSPORT"] = transport
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -200,6 +224,12 @@ def _moto_session() -> boto3.Session:
     )
 
 
+@pytest.fixture(scope="session")
+def transport_name(pytestconfig: pytest.Config) -> str:
+    """``"boto3"`` or ``"lean"``: the transport every `Connection` in the tests uses."""
+    return str(pytestconfig.getoption("transport"))
+
+
 @pytest.fixture
 def executor_kind(request: pytest.FixtureRequest) -> str:
     """``"sync"`` or ``"async"``: the executor ``tests.integration._executors.connect`` builds."""
@@ -239,6 +269,7 @@ def dynamodb_client(
     _moto_session: boto3.Session,
     monkeypatch: pytest.MonkeyPatch,
     executor_kind: str,
+    transport_name: str,
     request: pytest.FixtureRequest,
 ) -> Iterator[DynamoDBClient]:
     """A raw boto3 DynamoDB client on the selected backend, with an empty account per test.
@@ -261,9 +292,10 @@ def dynamodb_client(
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    if executor_kind == "async":
-        # aiobotocore's requests bypass the in-process mock: serve both clients from a
-        # moto server, emptied before the test like a fresh mock_aws().
+    if executor_kind == "async" or transport_name == "lean":
+        # aiobotocore's requests, and the lean transport's, bypass the in-process mock:
+        # serve every client from a moto server, emptied before the test like a fresh
+        # mock_aws().
         endpoint = request.getfixturevalue("moto_server")
         reset_moto_server(endpoint)
         # Clients the code under test builds itself (the CLI, a streams client) must

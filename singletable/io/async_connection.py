@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from botocore.exceptions import NoRegionError
 
@@ -86,6 +86,9 @@ class AsyncConnection:
         self._exit_stack: AsyncExitStack | None = None
         self._sleep = sleep
         self.meter = CapacityMeter()
+        #: As `Connection.transport`: aiobotocore serialises and parses as botocore does
+        #: (the lean transport is the synchronous executor's only).
+        self.transport: Literal["boto3"] = "boto3"
 
     # -- lifecycle -------------------------------------------------------------------
 

@@ -9,14 +9,15 @@ reports. It holds no operation-specific code: what each operation does is its
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import boto3
 from botocore.exceptions import NoRegionError
 
-from singletable.errors import ServiceError
+from singletable.errors import ConfigurationError, ServiceError
 from singletable.io.common import (
     REQUEST_ERRORS,
     CapacityMeter,
@@ -26,6 +27,7 @@ from singletable.io.common import (
     request_error,
     resume,
 )
+from singletable.io.lean import lean_transport
 from singletable.model.table import Table
 from singletable.operations.protocol import Call, Operation, Sleep
 from singletable.operations.stream import Emit, Stream
@@ -39,6 +41,23 @@ __all__ = ["CapacityMeter", "Connection"]
 R = TypeVar("R")
 T = TypeVar("T")
 
+#: How a `Connection` sends its calls: ``"boto3"`` through the client's methods, or
+#: ``"lean"`` through `singletable.io.lean.LeanTransport` (data-plane calls only).
+TransportName = Literal["boto3", "lean"]
+_TRANSPORTS: tuple[TransportName, ...] = ("boto3", "lean")
+#: The environment variable that picks the transport when `Connection` is not told.
+TRANSPORT_VARIABLE = "SINGLETABLE_TRANSPORT"
+
+
+def _transport_name(transport: str | None) -> TransportName:
+    """The transport asked for: the argument, else ``$SINGLETABLE_TRANSPORT``, else boto3."""
+    name = transport if transport is not None else os.environ.get(TRANSPORT_VARIABLE) or "boto3"
+    for known in _TRANSPORTS:
+        if name == known:
+            return known
+    where = "transport" if transport is not None else f"${TRANSPORT_VARIABLE}"
+    raise ConfigurationError(f"{where} must be one of {_TRANSPORTS}, got {name!r}")
+
 
 class Connection:
     """Runs singletable operations against DynamoDB (or any compatible endpoint).
@@ -51,6 +70,12 @@ class Connection:
         max_attempts: botocore's retry attempts (throttling, transient errors) for a
             client built here, with the ``standard`` retry mode's backoff.
         sleep: The function used to wait between batch retries (injectable for tests).
+        transport: ``"boto3"`` calls the client's methods; ``"lean"`` sends the
+            data-plane calls over the client's credentials, signing, endpoint, HTTP
+            session and retry handler but serialises and parses DynamoDB's JSON itself
+            (see `singletable.io.lean`). A client that is not a botocore DynamoDB client
+            keeps the boto3 path; `transport` says which one is in use. Default: the
+            environment variable ``SINGLETABLE_TRANSPORT``, else ``"boto3"``.
 
     A client built here skips botocore's parameter validation: every request comes from
     singletable's request layer, which has already validated it, so checking it again
@@ -66,6 +91,7 @@ class Connection:
         endpoint_url: str | None = None,
         max_attempts: int = 10,
         sleep: Any = time.sleep,
+        transport: TransportName | None = None,
     ) -> None:
         if client is None:
             session = session or boto3.Session()
@@ -79,6 +105,10 @@ class Connection:
             except NoRegionError:
                 raise no_region_error() from None
         self.client = client
+        lean = lean_transport(client) if _transport_name(transport) == "lean" else None
+        self._send: Any = lean.send if lean is not None else self._send_boto3
+        #: The transport actually in use (``"lean"`` may fall back to ``"boto3"``).
+        self.transport: TransportName = "lean" if lean is not None else "boto3"
         self.meter = CapacityMeter()
         self._sleep = sleep
 
@@ -94,13 +124,17 @@ class Connection:
         """
         client = self.client
         try:
-            response: dict[str, Any] = getattr(client, action)(**params)
+            response: dict[str, Any] = self._send(action, params)
         except REQUEST_ERRORS as exc:
             error = request_error(exc, client)
             if error is None:
                 raise
             raise error from exc
         self.meter.record(action, response)
+        return response
+
+    def _send_boto3(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
+        response: dict[str, Any] = getattr(self.client, action)(**params)
         return response
 
     def _perform(self, step: Call | Sleep) -> Outcome:

@@ -1,0 +1,384 @@
+"""Client CPU per item: boto3, singletable on boto3, singletable lean, pydynox; same server.
+
+Two workloads on the audit log (`singletable.examples.AuditEvent`):
+
+* **batch write**: 2,000 events, 25 per BatchWriteItem;
+* **query**: one partition of 1,000 events read to the end (pages as the server cuts them).
+
+Candidates, all in this one process against the same server:
+
+* ``boto3 raw``: a client configured as `Connection` builds its own
+  (``parameter_validation=False``, standard retries), fed items already in low-level
+  form and returning them in low-level form (no model encode/decode);
+* ``lean raw``: the same requests through `singletable.io.lean.LeanTransport`;
+* ``singletable boto3`` / ``singletable lean``: `BatchWrite` of the entities and
+  ``AuditEvent.query(...).all(db)`` (entities in, entities out: encoding, key checks,
+  decoding and pydantic validation included);
+* ``pydynox``: its ``DynamoDBClient`` (Rust core) with plain Python dicts in and out,
+  when it is installed.
+
+What is measured is the client's CPU (``time.process_time``, which counts every thread of
+the process, so pydynox's Rust runtime too), per item, best of ``--runs``. The server is
+a separate process, so its CPU is not counted: a moto server started here on a loopback
+port, or ``$SINGLETABLE_ENDPOINT`` (``scripts/dynamodb-local run -- python3
+benchmarks/bench_transport.py``).
+
+A breakdown first shows where botocore spends a call's client CPU (no server: a
+``before-send`` hook answers with the server's recorded bytes): serialisation, parsing by
+shape, signing, endpoint resolution, and the rest (event hooks, request objects, retry
+handler), against the lean path's JSON dump and load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import boto3
+from botocore.awsrequest import AWSRequest, AWSResponse
+from botocore.compat import HTTPHeaders
+from botocore.config import Config
+from botocore.parsers import create_parser
+from botocore.serialize import create_serializer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_query import events as query_events
+
+from singletable import BatchWrite, Connection
+from singletable.examples import AuditEvent, demo
+from singletable.io import lean
+from singletable.io.lean import LeanTransport
+
+pydynox: ModuleType | None
+try:
+    import pydynox
+except ImportError:  # optional: reported as missing
+    pydynox = None
+
+N_WRITE = 2000
+ACTOR = "u_8814"  # the partition bench_query's events() fills (1,000 events)
+KEYS = {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
+
+
+def write_events() -> list[AuditEvent]:
+    evs = query_events()
+    # A second thousand under another actor: 2,000 distinct items.
+    more = [e.model_copy(update={"actor_id": "u_9000"}) for e in evs]
+    return (evs + more)[:N_WRITE]
+
+
+def make_client(endpoint: str) -> Any:
+    return boto3.Session().client(
+        "dynamodb",
+        region_name="us-east-1",
+        endpoint_url=endpoint,
+        config=Config(parameter_validation=False, retries={"mode": "standard", "max_attempts": 10}),
+        aws_access_key_id=KEYS["aws_access_key_id"],
+        aws_secret_access_key=KEYS["aws_secret_access_key"],
+    )
+
+
+# -- server ------------------------------------------------------------------------------
+
+
+def start_moto_server() -> tuple[str, subprocess.Popen[bytes]]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = (
+        "import logging, time; logging.getLogger('werkzeug').setLevel(logging.ERROR); "
+        "from moto.server import ThreadedMotoServer; "
+        f"ThreadedMotoServer(ip_address='127.0.0.1', port={port}, verbose=False).start(); "
+        "time.sleep(86400)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return f"http://127.0.0.1:{port}", proc
+
+
+# -- candidates -------------------------------------------------------------------------------
+
+
+def chunks(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"RequestItems": {demo.name: [{"PutRequest": {"Item": i}} for i in items[n : n + 25]]}}
+        for n in range(0, len(items), 25)
+    ]
+
+
+def raw_write(send: Callable[[dict[str, Any]], Any], requests: list[dict[str, Any]]) -> None:
+    for request in requests:
+        assert not send(request).get("UnprocessedItems")
+
+
+def raw_query(send: Callable[[dict[str, Any]], Any]) -> int:
+    params: dict[str, Any] = {
+        "TableName": demo.name,
+        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :p)",
+        "ExpressionAttributeValues": {":pk": {"S": f"ACTOR#{ACTOR}"}, ":p": {"S": "EVT#"}},
+    }
+    count = 0
+    while True:
+        page = send(params)
+        count += len(page["Items"])
+        start = page.get("LastEvaluatedKey")
+        if start is None:
+            return count
+        params = {**params, "ExclusiveStartKey": start}
+
+
+def pydynox_query(client: Any) -> int:
+    result = client.sync_query(
+        demo.name,
+        "PK = :pk AND begins_with(SK, :p)",
+        expression_attribute_values={":pk": f"ACTOR#{ACTOR}", ":p": "EVT#"},
+    )
+    return sum(1 for _ in result)
+
+
+def plain_dict(item: dict[str, Any]) -> dict[str, Any]:
+    """A low-level item as the plain Python dict pydynox takes (it converts in Rust)."""
+    out: dict[str, Any] = {}
+    for name, av in item.items():
+        ((kind, value),) = av.items()
+        if kind == "M":
+            out[name] = {k: v["S"] for k, v in value.items()}
+        elif kind == "N":
+            out[name] = int(value)
+        else:
+            out[name] = value
+    return out
+
+
+def cpu_ms(func: Callable[[], Any], runs: int) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.process_time()
+        func()
+        best = min(best, time.process_time() - start)
+    return best * 1e3
+
+
+# -- where botocore spends a call's CPU -----------------------------------------------------
+
+
+class _Raw:
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self.body
+
+
+def breakdown(endpoint: str, write_params: dict[str, Any], repeat: int) -> None:
+    """Split one BatchWriteItem (25 items) and one Query page into botocore's phases."""
+    recorder = make_client(endpoint)
+    bodies: dict[str, tuple[int, dict[str, str], bytes]] = {}
+
+    def record(http_response: Any, **kwargs: Any) -> None:
+        name = kwargs["context"]["operation_name"] if "context" in kwargs else None
+        if name:
+            bodies[name] = (http_response.status_code, dict(http_response.headers), b"")
+
+    query_params: dict[str, Any] = {
+        "TableName": demo.name,
+        "KeyConditionExpression": "PK = :pk AND begins_with(SK, :p)",
+        "ExpressionAttributeValues": {":pk": {"S": f"ACTOR#{ACTOR}"}, ":p": {"S": "EVT#"}},
+    }
+    # The bytes the server sent, captured once through a before-send pass-through.
+    captured: dict[str, tuple[int, dict[str, str], bytes]] = {}
+    http = recorder._endpoint.http_session
+
+    def capture(request: Any, **_: Any) -> Any:
+        response = http.send(request)
+        target = request.headers["X-Amz-Target"]
+        target = target.decode() if isinstance(target, bytes) else target
+        captured[target.split(".")[1]] = (
+            response.status_code,
+            dict(response.headers),
+            response.content,
+        )
+        return response
+
+    recorder.meta.events.register("before-send.dynamodb", capture)
+    recorder.batch_write_item(**write_params)  # the partition is loaded: only the bytes matter
+    page = recorder.query(**query_params)
+    items_per_page = len(page["Items"])
+
+    canned = make_client(endpoint)
+
+    def answer(request: Any, **_: Any) -> AWSResponse:
+        target = request.headers["X-Amz-Target"]
+        target = target.decode() if isinstance(target, bytes) else target
+        status, headers, body = captured[target.split(".")[1]]
+        return AWSResponse(request.url, status, HTTPHeaders.from_dict(headers), _Raw(body))
+
+    canned.meta.events.register("before-send.dynamodb", answer)
+    transport = LeanTransport(canned)
+    model = canned.meta.service_model
+    serializer = create_serializer("json", include_validation=False)
+    parser = create_parser("json")
+
+    def best_us(func: Callable[[], Any]) -> float:
+        # CPU, like every other figure here (wall time on a shared machine is noise).
+        return min(cpu_ms(func, 1) for _ in range(repeat)) * 1e3
+
+    print(
+        "where a botocore call's client CPU goes, µs per call (phases timed alone on the "
+        "server's recorded bytes; HTTP = a real call's CPU minus a canned one's)"
+    )
+    for op_name, action, params, per in (
+        ("BatchWriteItem", "batch_write_item", write_params, 25),
+        ("Query", "query", query_params, items_per_page),
+    ):
+        op = model.operation_model(op_name)
+        status, headers, body = captured[op_name]
+        response_dict = {"headers": headers, "status_code": status, "body": body, "context": {}}
+
+        def sign(op_name: str = op_name) -> None:
+            request = AWSRequest("POST", endpoint + "/", {"X-Amz-Target": op_name}, b"{}")
+            canned._request_signer.sign(op_name, request)
+
+        phases = {
+            "serialise (shape walk)": best_us(partial(serializer.serialize_to_request, params, op)),
+            "parse (shape walk)": best_us(partial(parser.parse, response_dict, op.output_shape)),
+            "sign (SigV4)": best_us(sign),
+            "endpoint rules": best_us(partial(canned._resolve_endpoint_ruleset, op, params, {})),
+        }
+        whole = best_us(partial(getattr(canned, action), **params))
+        phases["hooks, request objects, retry"] = whole - sum(phases.values())
+        real_client = make_client(endpoint)
+        getattr(real_client, action)(**params)
+        real = best_us(partial(getattr(real_client, action), **params))
+        phases["HTTP (urllib3, sockets)"] = max(real - whole, 0.0)
+        lean_whole = best_us(partial(transport.send, action, params))
+        dump = best_us(partial(lean._dumps, params))
+        load = best_us(partial(lean._loads, body))
+        print(f"  {op_name} ({per} items, {len(body):,} response bytes)")
+        for name, us in phases.items():
+            print(f"    {name:32}{us:9.0f}  ({us / real:4.0%})")
+        print(f"    {'= botocore call, client CPU':32}{real:9.0f}  ({real / per:.1f} per item)")
+        json_us = f"(JSON dump {dump:.0f}, load {load:.0f})"
+        print(f"    {'lean call without HTTP':32}{lean_whole:9.0f}  {json_us}")
+
+
+# -- main -----------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="best of this many per candidate")
+    parser.add_argument("--quick", action="store_true", help="one run each (smoke test)")
+    args = parser.parse_args(argv)
+    runs = 1 if args.quick else args.runs
+    endpoint = os.environ.get("SINGLETABLE_ENDPOINT")
+    server = None
+    if not endpoint:
+        endpoint, server = start_moto_server()
+    try:
+        run(endpoint, runs, quick=args.quick)
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait()
+
+
+def run(endpoint: str, runs: int, *, quick: bool) -> None:
+    client = make_client(endpoint)
+    db_boto3 = Connection(client, transport="boto3")
+    db_lean = Connection(client, transport="lean")
+    assert db_lean.transport == "lean"
+    if db_boto3.table_exists(demo):
+        db_boto3.delete_table(demo)
+    db_boto3.create_table(demo)
+    evs = write_events()
+    items = [e.to_item() for e in evs]
+    requests = chunks(items)
+    transport = LeanTransport(client)
+
+    raw_write(lambda r: client.batch_write_item(**r), requests)  # load the partition
+    breakdown(endpoint, requests[0], repeat=3 if quick else 20)
+
+    writes: dict[str, Callable[[], Any]] = {
+        "boto3 raw": lambda: raw_write(lambda r: client.batch_write_item(**r), requests),
+        "lean raw": lambda: raw_write(lambda r: transport.send("batch_write_item", r), requests),
+        "singletable boto3": lambda: db_boto3.execute(BatchWrite(puts=evs)),
+        "singletable lean": lambda: db_lean.execute(BatchWrite(puts=evs)),
+    }
+    expected = query_events()
+
+    def st_query(db: Connection) -> int:
+        got = AuditEvent.query(actor_id=ACTOR).all(db)
+        assert got == expected
+        return len(got)
+
+    queries: dict[str, Callable[[], Any]] = {
+        "boto3 raw": lambda: raw_query(lambda p: client.query(**p)),
+        "lean raw": lambda: raw_query(lambda p: transport.send("query", p)),
+        "singletable boto3": lambda: st_query(db_boto3),
+        "singletable lean": lambda: st_query(db_lean),
+    }
+    if pydynox is not None:
+        dyn = pydynox.DynamoDBClient(
+            region="us-east-1",
+            endpoint_url=endpoint,
+            access_key=KEYS["aws_access_key_id"],
+            secret_key=KEYS["aws_secret_access_key"],
+        )
+        plain = [plain_dict(i) for i in items]
+        writes["pydynox"] = lambda: dyn.sync_batch_write(demo.name, put_items=plain)
+        queries["pydynox"] = lambda: pydynox_query(dyn)
+
+    for func in queries.values():  # warm every path (and check it reads the partition)
+        writes_done = func()
+        assert writes_done == len(expected), writes_done
+    results: dict[str, dict[str, float]] = {"write": {}, "query": {}}
+    for _ in range(runs):  # interleaved, best kept
+        for name, func in writes.items():
+            ms = cpu_ms(func, 1)
+            results["write"][name] = min(results["write"].get(name, ms), ms)
+        for name, func in queries.items():
+            ms = cpu_ms(func, 1)
+            results["query"][name] = min(results["query"].get(name, ms), ms)
+
+    where = "DynamoDB Local" if os.environ.get("SINGLETABLE_ENDPOINT") else "moto server"
+    print(f"\nclient CPU per item ({where}, best of {runs}; process_time, all threads)")
+    print(f"  {'':20}{'write µs/item':>14}{'vs boto3':>9}{'query µs/item':>15}{'vs boto3':>9}")
+    base_w = results["write"]["boto3 raw"] / N_WRITE
+    base_q = results["query"]["boto3 raw"] / len(expected)
+    for name in writes:
+        w = results["write"][name] / N_WRITE
+        q = results["query"][name] / len(expected)
+        print(f"  {name:20}{w * 1e3:14.1f}{w / base_w:8.2f}x{q * 1e3:15.1f}{q / base_q:8.2f}x")
+    if pydynox is None:
+        print("  pydynox: not installed (pip install pydynox) - no comparison")
+    else:
+        for kind, per in (("write", N_WRITE), ("query", len(expected))):
+            ours = results[kind]["singletable lean"] / per
+            theirs = results[kind]["pydynox"] / per
+            verdict = "ok" if ours <= theirs else "OVER"
+            print(
+                f"  {kind}: singletable lean {ours * 1e3:.1f} vs pydynox {theirs * 1e3:.1f} "
+                f"µs/item ({ours / theirs:.2f}x, target <= 1.00x) {verdict}"
+            )
+    db_boto3.delete_table(demo)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,443 @@
+"""The lean transport: DynamoDB's JSON protocol spoken directly, botocore kept for the rest.
+
+botocore spends most of a data-plane call's client CPU walking the service model's
+shapes: once to serialise the parameters and once to parse the response, value by
+value, although DynamoDB's wire format *is* the low-level client's format apart from
+binary attributes (base64 on the wire, ``bytes`` in Python). This
+transport serialises the parameters with one JSON dump and parses the response with
+one JSON load plus a conversion plan compiled once per operation from the same
+service model, so only the places that need converting are visited.
+
+Everything else stays botocore's, taken from the client it is given:
+
+* the credential chain and SigV4 signing (``SigV4Auth`` over the client's refreshable
+  credentials, with the signing region and name the endpoint rules return);
+* endpoint resolution (the client's endpoint ruleset resolver, per call);
+* the HTTP session (botocore's pooled urllib3 session: proxies, TLS, timeouts, pool
+  size from the client's config) and its mapping of urllib3 errors to botocore's;
+* retries: the client's own ``needs-retry`` handler decides and computes the backoff
+  (standard, legacy or adaptive mode, max attempts, retry quota, and DynamoDB's
+  ``x-amz-crc32`` check, which botocore performs in that handler);
+* ``before-send`` hooks (moto's mock, ``Stubber``-like canned servers, adaptive-mode
+  rate limiting) and error responses, parsed by botocore's own parser and raised as the
+  client's modelled ``ClientError`` subclasses, so callers see the same exceptions.
+
+What it refuses, handing the call to the boto3 client unchanged: every operation
+outside the data plane (`LEAN_ACTIONS`), and any operation whose output model holds
+a type the plan does not convert (timestamps, for instance). A client that is not a
+botocore DynamoDB client (a test double, a recorder) gets no lean transport at all:
+`lean_transport` returns ``None`` and the connection keeps the boto3 path.
+
+The hooks it does *not* run are the ones around botocore's own serialisation and
+parsing (``provide-client-params``, ``before-parameter-build``, ``before-call``,
+``request-created``, ``before-sign``, ``before-parse``, ``after-call``); a client
+customised through those should keep the default transport.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+import botocore
+from botocore import UNSIGNED
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSPreparedRequest, AWSRequest, AWSResponse, prepare_request_dict
+from botocore.client import BaseClient
+from botocore.exceptions import NoCredentialsError
+from botocore.hooks import first_non_none_response
+from botocore.model import OperationModel, Shape, StructureShape
+from botocore.parsers import create_parser
+from botocore.utils import lowercase_dict
+
+orjson: ModuleType | None
+try:
+    import orjson
+except ImportError:  # pragma: no cover - the ``lean`` extra is not installed
+    orjson = None
+
+_stdlib_encoder = json.JSONEncoder(
+    separators=(",", ":"), ensure_ascii=False, default=lambda v: _encode_other(v)
+)
+
+
+def _stdlib_dumps(params: dict[str, Any]) -> bytes:
+    return _stdlib_encoder.encode(params).encode("utf-8")
+
+
+def _orjson_dumps(params: dict[str, Any]) -> bytes:
+    assert orjson is not None
+    return orjson.dumps(params, default=_encode_other)  # type: ignore[no-any-return]
+
+
+# The optional ``lean`` extra: orjson dumps and loads DynamoDB pages several times faster
+# than the stdlib (bench_transport.py measures both); without it the stdlib does the job.
+_dumps: Callable[[dict[str, Any]], bytes] = _orjson_dumps if orjson is not None else _stdlib_dumps
+_loads: Callable[[bytes], Any] = orjson.loads if orjson is not None else json.loads
+
+
+#: The operations the lean path speaks itself (boto3 method name -> wire name).
+LEAN_ACTIONS: dict[str, str] = {
+    "get_item": "GetItem",
+    "put_item": "PutItem",
+    "update_item": "UpdateItem",
+    "delete_item": "DeleteItem",
+    "query": "Query",
+    "scan": "Scan",
+    "batch_get_item": "BatchGetItem",
+    "batch_write_item": "BatchWriteItem",
+    "transact_get_items": "TransactGetItems",
+    "transact_write_items": "TransactWriteItems",
+}
+
+Converter = Callable[[Any], Any]
+_JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
+
+
+def _encode_other(value: Any) -> Any:
+    # Called by the JSON encoder for what JSON has no type for. Binary attribute values
+    # travel as base64 text, as botocore's serializer sends every blob.
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    raise TypeError(f"the lean transport cannot send a {type(value).__name__} value: {value!r}")
+
+
+# -- response conversion plans ---------------------------------------------------------
+
+
+class UnsupportedShapeError(Exception):
+    """An output model holds a type the lean conversion plan does not handle."""
+
+
+def _decode_attribute_value(av: dict[str, Any]) -> dict[str, Any]:
+    """Turn the base64 text of B/BS values into bytes, at any depth (in place)."""
+    if "B" in av:
+        av["B"] = base64.b64decode(av["B"])
+    elif "BS" in av:
+        av["BS"] = [base64.b64decode(v) for v in av["BS"]]
+    elif "M" in av:
+        for inner in av["M"].values():
+            _decode_attribute_value(inner)
+    elif "L" in av:
+        for inner in av["L"]:
+            _decode_attribute_value(inner)
+    return av
+
+
+def _structure_converter(shape: StructureShape, blobs: bool) -> Converter:
+    # botocore keeps only modelled members whose value is not null; so does this.
+    members = {name: _converter(member, blobs) for name, member in shape.members.items()}
+    wire_names = {
+        name: member.serialization.get("name", name) for name, member in shape.members.items()
+    }
+
+    def convert(value: Any) -> Any:
+        if value is None:
+            return None
+        out: dict[str, Any] = {}
+        for name, wire in wire_names.items():
+            raw = value.get(wire)
+            if raw is not None:
+                inner = members[name]
+                out[name] = inner(raw) if inner is not None else raw
+        return out
+
+    return convert
+
+
+def _converter(shape: Shape, blobs: bool) -> Converter | None:
+    """The conversion a value of ``shape`` needs, or ``None`` when the JSON value is final.
+
+    ``blobs=False`` builds the plan for a body known to hold no binary attribute value,
+    so attribute maps are left alone.
+    """
+    kind = shape.type_name
+    if shape.name == "AttributeValue":
+        return _decode_attribute_value if blobs else None
+    if kind == "structure":
+        assert isinstance(shape, StructureShape)
+        return _structure_converter(shape, blobs)
+    if kind == "list":
+        item = _converter(shape.member, blobs)  # type: ignore[attr-defined]
+        if item is None:
+            return None
+        return lambda values: [None if v is None else item(v) for v in values]
+    if kind == "map":
+        entry = _converter(shape.value, blobs)  # type: ignore[attr-defined]
+        if entry is None:
+            return None
+        return lambda values: {k: entry(v) for k, v in values.items()}
+    if kind == "blob":
+        return base64.b64decode
+    if kind in ("string", "integer", "long", "boolean", "double", "float"):
+        # botocore's JSON parser keeps these as JSON gives them (a whole double stays int).
+        return None
+    raise UnsupportedShapeError(f"{shape.name} ({kind})")
+
+
+class _Operation:
+    """One operation's wire name, model and compiled response conversion."""
+
+    def __init__(self, model: OperationModel) -> None:
+        output = model.output_shape
+        assert output is not None
+        self.model = model
+        self.output = output
+        self.name = model.name
+        self.target = f"{model.service_model.metadata['targetPrefix']}.{model.name}"
+        self.with_blobs = _converter(output, blobs=True)
+        self.without_blobs = _converter(output, blobs=False)
+
+
+# -- the transport -----------------------------------------------------------------------
+
+
+class LeanTransport:
+    """Sends data-plane calls over a botocore DynamoDB client's machinery, minus the shape walks.
+
+    Args:
+        client: A boto3 DynamoDB client; its credentials, region, endpoint rules, HTTP
+            session, retry handler and hooks are the ones used.
+        sleep: How to wait between retries (botocore's endpoint uses ``time.sleep``).
+
+    ``send(action, params)`` behaves like ``getattr(client, action)(**params)``: same
+    result (minus what hooks on skipped events would have changed), same exceptions.
+    """
+
+    def __init__(self, client: Any, *, sleep: Callable[[float], Any] = time.sleep) -> None:
+        self._client = client
+        self._events = client.meta.events
+        self._service_model = client.meta.service_model
+        # botocore keeps these on the client without public accessors; this is the one
+        # place singletable reaches for them (tests/test_lean.py pins each of them).
+        self._signer = client._request_signer
+        self._http = client._endpoint.http_session
+        self._endpoint = client._endpoint
+        self._resolve_endpoint = client._resolve_endpoint_ruleset
+        self._default_region = client.meta.region_name
+        self._signing_name = self._service_model.signing_name
+        self._sleep = sleep
+        self._operations: dict[str, _Operation | None] = {}
+        self._urls: dict[str, str] = {}
+        self._error_parser = create_parser("json")
+        self._event_prefix = self._service_model.service_id.hyphenize()
+        self._user_agent = f"Botocore/{botocore.__version__} singletable-lean"
+
+    def supports(self, action: str) -> bool:
+        """Whether ``action`` goes over the lean path (others go to the boto3 client)."""
+        return self._operation(action) is not None
+
+    def _operation(self, action: str) -> _Operation | None:
+        try:
+            return self._operations[action]
+        except KeyError:
+            pass
+        operation: _Operation | None = None
+        wire_name = LEAN_ACTIONS.get(action)
+        if wire_name is not None:
+            try:
+                operation = _Operation(self._service_model.operation_model(wire_name))
+            except UnsupportedShapeError:
+                operation = None
+        self._operations[action] = operation
+        return operation
+
+    def send(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Send one request and return the response as the boto3 client would."""
+        operation = self._operation(action)
+        if operation is None:
+            response: dict[str, Any] = getattr(self._client, action)(**params)
+            return response
+        body = _dumps(params)
+        request_context: dict[str, Any] = {}
+        endpoint_url, extra_headers, _ = self._resolve_endpoint(
+            operation.model, params, request_context
+        )
+        url = self._request_url(operation, endpoint_url)
+        request_dict = {"context": request_context, "url": url, "body": body}
+        attempts = 1
+        while True:
+            http_response, parsed, error = self._attempt(
+                operation, url, extra_headers, body, request_context
+            )
+            retry_in = self._needs_retry(
+                operation, attempts, request_dict, http_response, parsed, error
+            )
+            if retry_in is None:
+                break
+            self._sleep(retry_in)
+            attempts += 1
+        if error is not None:
+            raise error
+        assert http_response is not None
+        assert parsed is not None
+        if http_response.status_code >= 300:  # parsed by botocore's parser
+            parsed["ResponseMetadata"]["RetryAttempts"] = attempts - 1
+            self._raise_client_error(operation, parsed)
+        # What the retry handler noted (MaxAttemptsReached) is kept, as botocore keeps it.
+        return self._parse(operation, http_response, parsed["ResponseMetadata"], attempts - 1)
+
+    def _request_url(self, operation: _Operation, endpoint_url: str) -> str:
+        # The endpoint joined with the operation's request URI ("/"), by botocore's rule.
+        url = self._urls.get(endpoint_url)
+        if url is None:
+            request_dict: dict[str, Any] = {
+                "url_path": operation.model.http.get("requestUri", "/"),
+                "query_string": "",
+                "headers": {},
+            }
+            prepare_request_dict(request_dict, endpoint_url)
+            url = self._urls[endpoint_url] = request_dict["url"]
+        return url
+
+    def _attempt(
+        self,
+        operation: _Operation,
+        url: str,
+        extra_headers: dict[str, str],
+        body: bytes,
+        request_context: dict[str, Any],
+    ) -> tuple[AWSResponse | None, dict[str, Any] | None, Exception | None]:
+        """One try: sign, send. Returns (response, parsed, exception).
+
+        ``parsed`` is botocore's parse of an error response, and for a success only the
+        ``ResponseMetadata`` the retry handler may annotate: the body is parsed once the
+        retry handler has accepted it.
+        """
+        headers = {
+            "X-Amz-Target": operation.target,
+            "Content-Type": _JSON_CONTENT_TYPE,
+            "User-Agent": self._user_agent,
+            **extra_headers,
+        }
+        # Signed before the try, as botocore signs while creating the request: missing
+        # credentials raise NoCredentialsError at once, never handed to the retry handler.
+        request = self._signed(url, headers, body, request_context)
+        try:
+            canned = first_non_none_response(
+                self._events.emit(
+                    f"before-send.{self._event_prefix}.{operation.name}", request=request
+                )
+            )
+            http_response: AWSResponse = canned if canned is not None else self._http.send(request)
+        except Exception as exc:  # botocore hands every send failure to the retry handler
+            return None, None, exc
+        if http_response.status_code >= 300:
+            return http_response, self._parse_error(operation, http_response), None
+        return http_response, {"ResponseMetadata": {}}, None
+
+    def _signed(
+        self, url: str, headers: dict[str, str], body: bytes, request_context: dict[str, Any]
+    ) -> AWSPreparedRequest:
+        request = AWSRequest(method="POST", url=url, headers=headers, data=body)
+        if self._signer.signature_version is not UNSIGNED:
+            credentials = self._signer._credentials
+            if credentials is None:
+                raise NoCredentialsError()
+            signing = request_context.get("signing", {})
+            SigV4Auth(
+                credentials.get_frozen_credentials(),
+                signing.get("signing_name", self._signing_name),
+                signing.get("region", self._default_region),
+            ).add_auth(request)
+        return request.prepare()
+
+    def _needs_retry(
+        self,
+        operation: _Operation,
+        attempts: int,
+        request_dict: dict[str, Any],
+        http_response: AWSResponse | None,
+        parsed: dict[str, Any] | None,
+        error: Exception | None,
+    ) -> float | None:
+        # The client's own retry handler decides, exactly as botocore's endpoint asks it.
+        # A success is handed over with an empty parse: no retry checker reads a
+        # successful body (the CRC32 checker reads the raw bytes).
+        responses = self._events.emit(
+            f"needs-retry.{self._event_prefix}.{operation.name}",
+            response=None if http_response is None else (http_response, parsed),
+            endpoint=self._endpoint,
+            operation=operation.model,
+            attempts=attempts,
+            caught_exception=error,
+            request_dict=request_dict,
+        )
+        delay = first_non_none_response(responses)
+        if delay is None or delay is False:
+            return None
+        return float(delay)
+
+    def _response_dict(self, operation: _Operation, http_response: AWSResponse) -> dict[str, Any]:
+        return {
+            "headers": http_response.headers,
+            "status_code": http_response.status_code,
+            "body": http_response.content,
+            "context": {"operation_name": operation.name},
+        }
+
+    def _parse_error(self, operation: _Operation, http_response: AWSResponse) -> dict[str, Any]:
+        # Errors are rare: botocore's parser, including the modelled error's own fields
+        # (CancellationReasons, the Item of a failed condition), keeps them identical.
+        response_dict = self._response_dict(operation, http_response)
+        parsed: dict[str, Any] = self._error_parser.parse(response_dict, operation.output)
+        code = parsed.get("Error", {}).get("Code")
+        if code:
+            error_shape = self._service_model.shape_for_error_code(code)
+            if error_shape is not None:
+                parsed.update(self._error_parser.parse(response_dict, error_shape))
+        return parsed
+
+    def _raise_client_error(self, operation: _Operation, parsed: dict[str, Any]) -> None:
+        error = parsed.get("Error", {})
+        code = error.get("QueryErrorCode") or error.get("Code")
+        raise self._client.exceptions.from_code(code)(parsed, operation.name)
+
+    def _parse(
+        self,
+        operation: _Operation,
+        http_response: AWSResponse,
+        metadata: dict[str, Any],
+        retries: int,
+    ) -> dict[str, Any]:
+        content = http_response.content
+        data = _loads(content) if content else {}
+        # A binary attribute value is a "B" or "BS" key; a body without either text needs
+        # no attribute map visited. (JSON could spell the key with \u escapes; no DynamoDB
+        # endpoint does, and a false positive only costs the walk.)
+        blobs = b'"B"' in content or b'"BS"' in content
+        convert = operation.with_blobs if blobs else operation.without_blobs
+        parsed: dict[str, Any] = convert(data) if convert is not None else data
+        headers = http_response.headers
+        request_id = headers.get("x-amzn-requestid")
+        if request_id is not None:
+            metadata["RequestId"] = request_id
+        metadata["HTTPStatusCode"] = http_response.status_code
+        metadata["HTTPHeaders"] = lowercase_dict(headers)
+        metadata["RetryAttempts"] = retries
+        parsed["ResponseMetadata"] = metadata
+        return parsed
+
+
+def lean_transport(client: Any) -> LeanTransport | None:
+    """A `LeanTransport` over ``client``, or ``None`` when it is not a botocore DynamoDB client.
+
+    Only a genuine botocore client qualifies: a wrapper that forwards attributes to one
+    (a recorder, a test double) may intercept the method calls the lean path would
+    bypass, so it keeps the boto3 path, as does a client of another protocol or signer.
+    """
+    if not isinstance(client, BaseClient):
+        return None
+    service_model = client.meta.service_model
+    if service_model.service_name != "dynamodb" or service_model.protocol != "json":
+        return None
+    signer: Any = getattr(client, "_request_signer", None)
+    if signer is None or signer.signature_version not in ("v4", UNSIGNED):
+        return None
+    return LeanTransport(client)

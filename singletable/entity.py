@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 from typing_extensions import Self
 
-from singletable.errors import ItemDecodeError, ModelDefinitionError
+from singletable.errors import ModelDefinitionError
 from singletable.expressions.tree import Condition
 from singletable.model.compile import compile_entity
 from singletable.model.fields import FieldRefsDescriptor
@@ -187,10 +187,6 @@ class Entity(BaseModel):
     @classmethod
     def from_item(cls, item: Mapping[str, AttributeValue]) -> Self:
         """Decode a low-level item (written for this entity) into an instance."""
-        plan = cls.plan()
-        et = item.get(plan.table.entity_attribute)
-        if et is not None and et.get("S") != plan.name:
-            raise ItemDecodeError(f"item belongs to entity {et.get('S')!r}, not {plan.name!r}")
-        obj = plan.from_item(item)
+        obj = cls.plan().from_item(item, check=True)
         assert isinstance(obj, cls)
         return obj

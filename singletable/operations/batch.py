@@ -92,7 +92,7 @@ class BatchWrite(Operation[BatchWriteResult]):
             _refuse_unique(plan, "put")
             obj = stamp_times(plan, obj, now)
             item = plan.to_item(obj)
-            self._add(plan, plan.key(obj), {"PutRequest": {"Item": item}}, seen)
+            self._add(plan, plan.key_of_item(item), {"PutRequest": {"Item": item}}, seen)
             self.n_put += 1
         for plan, key in deletes:
             _refuse_unique(plan, "delete")

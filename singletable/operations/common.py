@@ -40,25 +40,6 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def check_identity(plan: EntityPlan, item: Item) -> None:
-    """Refuse to decode an item that another entity (or registered version) wrote."""
-    table = plan.table
-    name = item.get(table.entity_attribute, {}).get("S")
-    version = item.get(table.version_attribute, {}).get("N")
-    if name is None:
-        return  # not written by singletable; decoding will say what is missing
-    registered_other = (
-        version is not None
-        and version != str(plan.version)
-        and table.entity_plan(name, int(version)) is not None
-    )
-    if name != plan.name or registered_other:
-        raise ItemDecodeError(
-            f"{plan.label}: the item at this key was written by entity {name!r} version "
-            f"{version}; read it with that entity's class"
-        )
-
-
 def stamp_times(plan: EntityPlan, obj: E, now: datetime) -> E:
     """``obj`` with its updated_at (and, if unset, created_at) fields set to ``now``."""
     changes: dict[str, Any] = {}

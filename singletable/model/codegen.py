@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-from dataclasses import replace
 import linecache
 import re
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel

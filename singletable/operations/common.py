@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from singletable.errors import ConditionFailedError, ItemDecodeError, KeyEncodeError, ServiceError
+from singletable.errors import ConditionFailedError, KeyEncodeError, ServiceError
 from singletable.expressions.tree import Condition, FieldRef, Placeholders, render_condition
 from singletable.operations.protocol import ReturnCapacity
-from singletable.types import AttributeValue, Item
+from singletable.types import AttributeValue
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan

@@ -123,7 +123,15 @@ def _compile(name: str, body: list[str], namespace: dict[str, Any], label: str) 
 
 
 class _EncoderBuilder:
-    def __init__(self, plan: EntityPlan, epoch_seconds: Callable[[Any], int]) -> None:
+    def __init__(
+        self,
+        plan: EntityPlan,
+        epoch_seconds: Callable[[Any], int],
+        size_limit: int,
+        check_size: Callable[..., Any],
+    ) -> None:
+        self.size_limit = size_limit
+        self.check_size = check_size
         self.plan = plan
         self.epoch_seconds = epoch_seconds
         self.w = Writer(depth=1)
@@ -312,9 +320,9 @@ class _EncoderBuilder:
         s(f"item[{table.version_attribute!r}] = {{'N': {str(plan.version)!r}}}")
         self.w.static += _utf8_len(table.entity_attribute) + _utf8_len(plan.name)
         self.w.static += _utf8_len(table.version_attribute) + _MAX_NUMBER_SIZE
-        check = ns.ref(check_item_size, "check_item_size")
+        check = ns.ref(self.check_size, "check_item_size")
         label = ns.ref(plan.label, "label")
-        s(f"if {s.static} + exact + 4 * n > {MAX_ITEM_SIZE}:")
+        s(f"if {s.static} + exact + 4 * n > {self.size_limit}:")
         s(f"    {check}(item, where={label})")
         s("return item")
         function: Callable[[BaseModel], Item] = _compile(
@@ -324,19 +332,27 @@ class _EncoderBuilder:
 
 
 def build_item_encoder(
-    plan: EntityPlan, *, epoch_seconds: Callable[[Any], int]
+    plan: EntityPlan,
+    *,
+    epoch_seconds: Callable[[Any], int],
+    size_limit: int = MAX_ITEM_SIZE,
+    check_size: Callable[..., Any] = check_item_size,
 ) -> Callable[[BaseModel], Item]:
     """Generate the specialised ``to_item`` function of an entity plan.
 
     Args:
         plan: The compiled entity plan (its templates, codecs and table).
         epoch_seconds: Converts a TTL field's value to epoch seconds.
+        size_limit: Items whose size bound exceeds this are passed to ``check_size``.
+        check_size: Called as ``check_size(item, where=label)`` for those items; the
+            default measures exactly and refuses items over DynamoDB's limit. (Tests
+            pass a recorder and a lower limit to prove the bound never undercounts.)
 
     Returns:
         A function ``obj -> item`` equal in results and errors to
         ``plan._to_item_reference``.
     """
-    return _EncoderBuilder(plan, epoch_seconds).build()
+    return _EncoderBuilder(plan, epoch_seconds, size_limit, check_size).build()
 
 
 # --------------------------------------------------------------------------------------

@@ -88,7 +88,10 @@ class Entity(BaseModel):
 
     def to_item(self) -> Item:
         """This instance as a low-level DynamoDB item (keys, attributes, identifier)."""
-        return self.plan().to_item(self)
+        plan = self.__singletable_plan__
+        if plan is None:
+            plan_of(type(self))  # raises: abstract
+        return plan._item_encoder(self)  # type: ignore[union-attr]
 
     def key(self) -> Item:
         """This instance's primary key as low-level attribute values."""
@@ -187,6 +190,9 @@ class Entity(BaseModel):
     @classmethod
     def from_item(cls, item: Mapping[str, AttributeValue]) -> Self:
         """Decode a low-level item (written for this entity) into an instance."""
-        obj = cls.plan().from_item(item, check=True)
+        plan = cls.__singletable_plan__
+        if plan is None:
+            plan_of(cls)  # raises: abstract
+        obj = plan._item_decoder(item, True)  # type: ignore[union-attr]
         assert isinstance(obj, cls)
         return obj

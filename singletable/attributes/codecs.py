@@ -411,20 +411,29 @@ def _scalar_decimal(where: str, nullable: bool, position: str) -> _Built:
             return _decode_number_slow(where, av)
         return parse_number(text, where)
 
-    return _Built(
-        to_av, from_av, {"type": "N", "python": "Decimal"}, _DecimalFast(to_av, nullable=nullable)
-    )
+    fast = _DecimalFast(to_av, nullable=nullable)
+    fast.from_av = from_av
+    return _Built(to_av, from_av, {"type": "N", "python": "Decimal"}, fast)
 
 
 class _DecimalFast(FastPath):
     def expression(self, w: Writer, x: str) -> Expr:
-        # The codec's own fast path: short text, finite, exponent in range.
+        # Text in plain notation (no exponent, not NaN or Infinity) of at most 38
+        # characters is finite, has at most 38 digits and an adjusted exponent within
+        # -7..37: the codec stores exactly that text. Anything else goes to the codec.
         t = w.var("t")
         guard = (
             f"{x}.__class__ is {w.ref(Decimal, 'Decimal')} and len({t} := str({x})) <= "
-            f"{MAX_NUMBER_DIGITS} and {x}.is_finite() and -130 <= {x}.adjusted() <= 125"
+            f"{MAX_NUMBER_DIGITS} and 'E' not in {t} and 'n' not in {t} and 'N' not in {t}"
         )
         return Expr(guard, "N", t, static=_MAX_NUMBER_SIZE)
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr:
+        d = w.var("d")
+        number = f"({d} := {w.ref(Decimal, 'Decimal')}({av}['N']))"
+        # Not finite, or not a number: the codec raises its own error.
+        expression = f"{d} if {number}.is_finite() else {w.ref(self.from_av, 'decode')}({av})"
+        return DecodeExpr(expression, "KeyError, TypeError, ValueError, ArithmeticError")
 
 
 def _scalar_bytes(where: str, nullable: bool, position: str) -> _Built:
@@ -517,7 +526,9 @@ class _TextFast(FastPath):
 
     def decode(self, w: Writer, av: str) -> DecodeExpr | None:
         if self.cls is uuid.UUID:
-            return None
+            # uuid.UUID(text) costs more than pydantic's own parsing of the text, which a
+            # lax model does; a strict one needs the UUID.
+            return DecodeExpr(f"{av}['S']", lax=True)
         parse = w.ref(self.cls.fromisoformat, f"{self.cls.__name__}_parse")
         # A text fromisoformat refuses is returned as text by the codec, for pydantic.
         return DecodeExpr(f"{parse}({av}['S'])", "KeyError, TypeError, ValueError")

@@ -147,10 +147,13 @@ class DecodeExpr:
     Attributes:
         expression: Evaluates to the decoded value.
         errors: The exception names (a tuple's source) that send ``av`` to the codec.
+        lax: The expression gives what pydantic turns into the field's value only when it
+            validates in lax mode (text for a UUID); not for strict fields.
     """
 
     expression: str
     errors: str = "KeyError, TypeError"
+    lax: bool = False
 
 
 class FastPath:
@@ -166,6 +169,8 @@ class FastPath:
     def __init__(self, to_av: Callable[[Any], Any], *, nullable: bool = False) -> None:
         self.to_av = to_av
         self.nullable = nullable
+        #: The codec's decoder, for decode expressions that defer to it (set by the codec).
+        self.from_av: Callable[[Any], Any] | None = None
 
     def expression(self, w: Writer, x: str) -> Expr | None:
         """The single-expression fast path over variable ``x``, or None if there is none."""
@@ -258,7 +263,7 @@ class ListFast(FastPath):
     def decode(self, w: Writer, av: str) -> DecodeExpr | None:
         e = w.var("e")
         inner = self.item.decode(w, e)
-        if inner is None or inner.errors != "KeyError, TypeError" or inner.expression == e:
+        if inner is None or inner.errors != "KeyError, TypeError" or inner.lax:
             return None
         return DecodeExpr(f"[{inner.expression} for {e} in {av}['L']]")
 
@@ -313,7 +318,7 @@ class MapFast(FastPath):
     def decode(self, w: Writer, av: str) -> DecodeExpr | None:
         k, e = w.var("k"), w.var("e")
         inner = self.value.decode(w, e)
-        if inner is None or inner.errors != "KeyError, TypeError" or inner.expression == e:
+        if inner is None or inner.errors != "KeyError, TypeError" or inner.lax:
             return None
         return DecodeExpr(f"{{{k}: {inner.expression} for {k}, {e} in {av}['M'].items()}}")
 

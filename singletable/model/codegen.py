@@ -392,6 +392,8 @@ def build_item_decoder(plan: EntityPlan) -> Callable[..., Any]:
         with w.block("if av is not None:"):
             # The inline forms are the codecs' own fast paths; anything else goes to the codec.
             inline = field.codec.fast.decode(w, "av")
+            if inline is not None and inline.lax and _strict(plan.model, name):
+                inline = None
             if inline is None:
                 w(f"data[{name!r}] = {dec}(av)")
             else:
@@ -417,6 +419,13 @@ def build_item_decoder(plan: EntityPlan) -> Callable[..., Any]:
         w(f"raise {error}({message!r} + str(exc)) from exc")
     function: Callable[..., Any] = _compile("from_item", w.lines, w.values, plan.model.__qualname__)
     return function
+
+
+def _strict(model: type[BaseModel], name: str) -> bool:
+    """Whether pydantic validates field ``name`` of ``model`` in strict mode."""
+    if model.model_config.get("strict"):
+        return True
+    return any(getattr(m, "strict", False) for m in model.model_fields[name].metadata)
 
 
 def install_generated_codecs(plan: EntityPlan) -> None:

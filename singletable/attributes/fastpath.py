@@ -219,11 +219,40 @@ class FastPath:
             self.slow(w, x, store)
 
 
-def _sum_over(expression: str, element: str, iterable: str) -> str:
-    """Source summing ``expression`` (over ``element``) across ``iterable``."""
+def _sum_over(expression: str, element: str, iterable: str, empty: str = "''") -> str:
+    """Source summing ``expression`` (over ``element``) across ``iterable``.
+
+    ``empty`` is the empty value of the elements' type (``''`` for text, ``b''`` for
+    bytes): the sum of their lengths is the length of their join.
+    """
     if expression == f"len({element})":
-        return f"sum(map(len, {iterable}))"
+        # Only ever over exact strs or bytes (the guard checked each): joining them is
+        # the cheapest way to count their characters.
+        return f"len({empty}.join({iterable}))"
     return f"sum([{expression} for {element} in {iterable}])"
+
+
+def _count_elements(
+    w: Writer, expr: Expr, e: str, iterable: str, overhead: int, *, length: str | None = None
+) -> None:
+    """Emit the size bound of elements ``expr`` encoded, each with ``overhead`` bytes.
+
+    Per-element bytes go into ``n`` when they are at most 4 (``n`` counts 4 bytes each),
+    so that a list of strings costs one statement.
+    """
+    length = length or f"len({iterable})"
+    per_element = overhead + expr.static
+    parts: list[str] = []
+    if 0 < per_element <= 4:
+        parts.append(length)
+    elif per_element:
+        w(f"exact += {per_element} * {length}")
+    if expr.chars is not None:
+        parts.append(_sum_over(expr.chars, e, iterable))
+    if parts:
+        w(f"n += {' + '.join(parts)}")
+    if expr.nbytes is not None:
+        w(f"exact += {_sum_over(expr.nbytes, e, iterable, empty=repr(b''))}")
 
 
 class ListFast(FastPath):
@@ -243,11 +272,7 @@ class ListFast(FastPath):
                 with w.block(f"if len({elements}) == len({x}):"):
                     w(store.format(f"{{'L': {elements}}}"))
                     w.bound(3)
-                    w(f"exact += {1 + expr.static} * len({x})")
-                    if expr.chars is not None:
-                        w(f"n += {_sum_over(expr.chars, e, x)}")
-                    if expr.nbytes is not None:
-                        w(f"exact += {_sum_over(expr.nbytes, e, x)}")
+                    _count_elements(w, expr, e, x, 1)
                 with w.block("else:"):
                     self.slow(w, x, store)
             else:
@@ -283,18 +308,15 @@ class MapFast(FastPath):
             if expr is not None:
                 w(
                     f"{entries} = {{{k}: {expr.value} for {k}, {e} in {x}.items() "
-                    f"if {key_ok} and {expr.guard}}}"
+                    f"if {k}.__class__ is str and {expr.guard}}}"
                 )
-                with w.block(f"if len({entries}) == len({x}):"):
+                # Every key an exact str, none empty (one lookup), every value fast.
+                with w.block(f"if len({entries}) == len({x}) and '' not in {x}:"):
                     w(store.format(f"{{'M': {entries}}}"))
                     w.bound(3)
-                    w(f"exact += {1 + expr.static} * len({x})")
-                    w(f"n += sum(map(len, {x}))")
-                    values = f"{x}.values()"
-                    if expr.chars is not None:
-                        w(f"n += {_sum_over(expr.chars, e, values)}")
-                    if expr.nbytes is not None:
-                        w(f"exact += {_sum_over(expr.nbytes, e, values)}")
+                    # Keys: their characters; values: as list elements.
+                    w(f"n += len(''.join({x}))")
+                    _count_elements(w, expr, e, f"{x}.values()", 1, length=f"len({x})")
                 with w.block("else:"):
                     self.slow(w, x, store)
             else:
@@ -351,12 +373,7 @@ class SetFast(FastPath):
             w(f"{elements} = [{expr.scalar} for {e} in {x} if {expr.guard}]")
             with w.block(f"if len({elements}) == len({x}):"):
                 w(store.format(f"{{{self.set_kind!r}: {elements}}}"))
-                if expr.static:
-                    w(f"exact += {expr.static} * len({x})")
-                if expr.chars is not None:
-                    w(f"n += {_sum_over(expr.chars, e, x)}")
-                if expr.nbytes is not None:
-                    w(f"exact += {_sum_over(expr.nbytes, e, x)}")
+                _count_elements(w, expr, e, x, 0)
             with w.block("else:"):
                 self.slow(w, x, store)
         with w.block("else:"):
@@ -395,28 +412,79 @@ class ModelFast(FastPath):
         w.expanding.add(self.model)
         try:
             with w.block(f"if {x}.__class__ is {w.ref(self.model, 'model')}:"):
-                d, entries = w.var("d"), w.var("entries")
+                d = w.var("d")
                 w(f"{d} = {x}.__dict__")
-                w(f"{entries} = {{}}")
-                w.bound(3)
-                for name, field in self.fields():
-                    f = w.var("f")
+                fields = [(name, field, w.var("f")) for name, field in self.fields()]
+                for name, _field, f in fields:
                     w(f"{f} = {d}[{name!r}]")
-                    w.bound(1 + len(name.encode("utf-8")))
-                    target = f"{entries}[{name!r}] = {{}}"
-                    if field.nullable:
-                        with w.block(f"if {f} is None:"):
-                            w(target.format("{'NULL': True}"))
-                            w.bound(1)
-                        with w.block("else:"):
-                            field.emit(w, f, target)
-                    else:
-                        field.emit(w, f, target)
-                w(store.format(f"{{'M': {entries}}}"))
+                exprs = [
+                    None if isinstance(field, SetFast) else field.expression(w, f)
+                    for _name, field, f in fields
+                ]
+                if all(e is not None for e in exprs):
+                    self._display(w, x, store, fields, [e for e in exprs if e is not None])
+                else:
+                    self._statements(w, store, fields)
             with w.block("else:"):
                 self.slow(w, x, store)
         finally:
             w.expanding.discard(self.model)
+
+    def _display(
+        self,
+        w: Writer,
+        x: str,
+        store: str,
+        fields: list[tuple[str, FastPath, str]],
+        exprs: list[Expr],
+    ) -> None:
+        """Every field has an expression: one guarded dict display, like code by hand."""
+        guards: list[str] = []
+        entries: list[str] = []
+        chars: list[str] = []
+        nbytes: list[str] = []
+        static = 3
+        for (name, field, f), expr in zip(fields, exprs, strict=True):
+            static += 1 + len(name.encode("utf-8")) + max(expr.static, 1)
+            if field.nullable:
+                guards.append(f"({f} is None or {expr.guard})")
+                entries.append(f"{name!r}: {{'NULL': True}} if {f} is None else {expr.value}")
+                if expr.chars is not None:
+                    chars.append(f"(0 if {f} is None else {expr.chars})")
+                if expr.nbytes is not None:
+                    nbytes.append(f"(0 if {f} is None else {expr.nbytes})")
+            else:
+                guards.append(f"({expr.guard})")
+                entries.append(f"{name!r}: {expr.value}")
+                chars += [expr.chars] if expr.chars is not None else []
+                nbytes += [expr.nbytes] if expr.nbytes is not None else []
+        with w.block(f"if {' and '.join(guards) or 'True'}:"):
+            w(store.format("{'M': {" + ", ".join(entries) + "}}"))
+            w.bound(static)
+            if chars:
+                w(f"n += {' + '.join(chars)}")
+            if nbytes:
+                w(f"exact += {' + '.join(nbytes)}")
+        with w.block("else:"):
+            self.slow(w, x, store)
+
+    def _statements(self, w: Writer, store: str, fields: list[tuple[str, FastPath, str]]) -> None:
+        """Field by field (a set field is omitted when empty)."""
+        entries = w.var("entries")
+        w(f"{entries} = {{}}")
+        w.bound(3)
+        for name, field, f in fields:
+            w.bound(1 + len(name.encode("utf-8")))
+            target = f"{entries}[{name!r}] = {{}}"
+            if field.nullable:
+                with w.block(f"if {f} is None:"):
+                    w(target.format("{'NULL': True}"))
+                    w.bound(1)
+                with w.block("else:"):
+                    field.emit(w, f, target)
+            else:
+                field.emit(w, f, target)
+        w(store.format(f"{{'M': {entries}}}"))
 
 
 class GenericFast(FastPath):

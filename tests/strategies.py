@@ -357,11 +357,12 @@ _INNERS = hs.builds(
 )
 #: Map keys: mostly non-empty, sometimes empty (refused by both paths alike).
 _MAP_KEYS = hs.text(max_size=4)
+_STR_SETS = hs.sets(hs.text(max_size=3), max_size=2)
 _STR_MAPS = hs.dictionaries(_MAP_KEYS, _texts(), max_size=3)
 _INT_LISTS = hs.lists(_WIDE_INTS, max_size=3)
 #: JSON-like values that read back equal (no floats: they read back as Decimal).
 _JSONISH = hs.recursive(
-    hs.none() | hs.booleans() | _WIDE_INTS | _texts() | hs.binary(max_size=3),
+    hs.none() | hs.booleans() | _WIDE_INTS | _texts() | hs.binary(max_size=3) | _STR_SETS,
     lambda inner: hs.lists(inner, max_size=3) | hs.dictionaries(_MAP_KEYS, inner, max_size=3),
     max_leaves=6,
 )

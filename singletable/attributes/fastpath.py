@@ -232,27 +232,37 @@ def _sum_over(expression: str, element: str, iterable: str, empty: str = "''") -
     return f"sum([{expression} for {element} in {iterable}])"
 
 
+def _element_sizes(
+    expr: Expr, e: str, iterable: str, overhead: int, length: str
+) -> tuple[str | None, str | None]:
+    """(chars, bytes) expressions bounding elements ``expr`` encodes, ``overhead`` each.
+
+    Per-element bytes go into the character count when they are at most 4 (a character
+    counts 4 bytes), so that a list of strings costs one expression.
+    """
+    per_element = overhead + expr.static
+    chars: list[str] = []
+    nbytes: list[str] = []
+    if 0 < per_element <= 4:
+        chars.append(length)
+    elif per_element:
+        nbytes.append(f"{per_element} * {length}")
+    if expr.chars is not None:
+        chars.append(_sum_over(expr.chars, e, iterable))
+    if expr.nbytes is not None:
+        nbytes.append(_sum_over(expr.nbytes, e, iterable, empty=repr(b"")))
+    return " + ".join(chars) or None, " + ".join(nbytes) or None
+
+
 def _count_elements(
     w: Writer, expr: Expr, e: str, iterable: str, overhead: int, *, length: str | None = None
 ) -> None:
-    """Emit the size bound of elements ``expr`` encoded, each with ``overhead`` bytes.
-
-    Per-element bytes go into ``n`` when they are at most 4 (``n`` counts 4 bytes each),
-    so that a list of strings costs one statement.
-    """
-    length = length or f"len({iterable})"
-    per_element = overhead + expr.static
-    parts: list[str] = []
-    if 0 < per_element <= 4:
-        parts.append(length)
-    elif per_element:
-        w(f"exact += {per_element} * {length}")
-    if expr.chars is not None:
-        parts.append(_sum_over(expr.chars, e, iterable))
-    if parts:
-        w(f"n += {' + '.join(parts)}")
-    if expr.nbytes is not None:
-        w(f"exact += {_sum_over(expr.nbytes, e, iterable, empty=repr(b''))}")
+    """Emit the size bound of elements ``expr`` encoded, each with ``overhead`` bytes."""
+    chars, nbytes = _element_sizes(expr, e, iterable, overhead, length or f"len({iterable})")
+    if chars is not None:
+        w(f"n += {chars}")
+    if nbytes is not None:
+        w(f"exact += {nbytes}")
 
 
 class ListFast(FastPath):
@@ -262,7 +272,26 @@ class ListFast(FastPath):
         super().__init__(to_av, nullable=nullable)
         self.item = item
 
+    def expression(self, w: Writer, x: str) -> Expr | None:
+        e, elements = w.var("e"), w.var("elements")
+        expr = self.item.expression(w, e)
+        if expr is None:
+            return None
+        guard = (
+            f"({x}.__class__ is list or {x}.__class__ is tuple) and "
+            f"len({elements} := [{expr.value} for {e} in {x} if {expr.guard}]) == len({x})"
+        )
+        chars, nbytes = _element_sizes(expr, e, x, 1, f"len({x})")
+        return Expr(guard, "L", elements, static=3, chars=chars, nbytes=nbytes)
+
     def emit(self, w: Writer, x: str, store: str) -> None:
+        if isinstance(self.item, GenericFast):
+            # list[Any]: as for dict[str, Any], one call of the runtime converter.
+            with w.block(f"if {x}.__class__ is list or {x}.__class__ is tuple:"):
+                self.item.emit_sized(w, x, store, self)
+            with w.block("else:"):
+                self.slow(w, x, store)
+            return
         with w.block(f"if {x}.__class__ is list or {x}.__class__ is tuple:"):
             e, elements = w.var("e"), w.var("elements")
             expr = self.item.expression(w, e)
@@ -300,7 +329,29 @@ class MapFast(FastPath):
         super().__init__(to_av, nullable=nullable)
         self.value = value
 
+    def expression(self, w: Writer, x: str) -> Expr | None:
+        k, e, entries = w.var("k"), w.var("e"), w.var("entries")
+        expr = self.value.expression(w, e)
+        if expr is None:
+            return None
+        guard = (
+            f"{x}.__class__ is dict and len({entries} := {{{k}: {expr.value} for {k}, {e} in "
+            f"{x}.items() if {k}.__class__ is str and {expr.guard}}}) == len({x}) and "
+            f"'' not in {x}"
+        )
+        chars, nbytes = _element_sizes(expr, e, f"{x}.values()", 1, f"len({x})")
+        chars = f"len(''.join({x}))" + (f" + {chars}" if chars else "")
+        return Expr(guard, "M", entries, static=3, chars=chars, nbytes=nbytes)
+
     def emit(self, w: Writer, x: str, store: str) -> None:
+        if isinstance(self.value, GenericFast):
+            # dict[str, Any]: the runtime converter stores an exact dict the same way the
+            # map codec does, and converts it in one call.
+            with w.block(f"if {x}.__class__ is dict:"):
+                self.value.emit_sized(w, x, store, self)
+            with w.block("else:"):
+                self.slow(w, x, store)
+            return
         with w.block(f"if {x}.__class__ is dict:"):
             k, e, entries = w.var("k"), w.var("e"), w.var("entries")
             expr = self.value.expression(w, e)
@@ -501,13 +552,17 @@ class GenericFast(FastPath):
         self.sized = sized
 
     def emit(self, w: Writer, x: str, store: str) -> None:
+        self.emit_sized(w, x, store, self)
+
+    def emit_sized(self, w: Writer, x: str, store: str, codec: FastPath) -> None:
+        """Emit the sized runtime conversion of ``x``, falling back to ``codec``'s call."""
         av, size = w.var("av"), w.var("size")
         with w.block("try:"):
             w(f"{av}, {size} = {w.ref(self.sized, 'sized')}({x})")
         # Anything the sized converter does not take (an empty top-level set, a value it
         # refuses) goes to the codec, which omits it or raises the codec's own error.
         with w.block(f"except {w.ref(ItemEncodeError, 'ItemEncodeError')}:"):
-            self.slow(w, x, store)
+            codec.slow(w, x, store)
         with w.block("else:"):
             w(store.format(av))
             w(f"exact += {size}")

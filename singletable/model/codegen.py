@@ -298,28 +298,112 @@ class _EncoderBuilder:
         # One test for the common case: a guard never holds for None, which is omitted.
         fast.emit_expression(w, x, store, expr, otherwise=f"elif {x} is not None:")
 
+    def display(self, keys: list[tuple[str, str]], identity: list[tuple[str, str]]) -> None:
+        """Emit the item as one dict display, like code written by hand, when every field
+        takes its fast path; otherwise (``else:``) field by field.
+
+        Fields without a single-expression fast path (``Any``, sets, ...) get a placeholder
+        in the display, filled in (or deleted) after it, so attribute order is the
+        reference's either way; an omitted ``None`` is deleted the same way.
+        """
+        w, plan = self.w, self.plan
+        guards: list[str] = []
+        entries = [f"{a!r}: {value}" for a, value in keys]
+        chars: list[str] = []
+        nbytes: list[str] = []
+        after: list[tuple[str, str, str, bool]] = []  # (field, attribute, x, by statements)
+        for name, attribute, _encode in plan._encoders:
+            fast = plan.fields[name].codec.fast
+            x = w.var("x")
+            w(f"{x} = v[{name!r}]")
+            w.bound(_utf8_len(attribute))
+            expr = fast.expression(w, x)
+            if expr is None:
+                entries.append(f"{attribute!r}: None")
+                after.append((name, attribute, x, True))
+                continue
+            key_bytes = self.primary_key_bytes.get(name)
+            if key_bytes is not None and expr.kind == "S":
+                expr = replace(expr, chars=None, static=key_bytes)
+            w.bound(expr.static)
+            if fast.nullable:
+                guards.append(f"({x} is None or {expr.guard})")
+                entries.append(f"{attribute!r}: None if {x} is None else {expr.value}")
+                after.append((name, attribute, x, False))
+                chars += [f"(0 if {x} is None else {expr.chars})"] if expr.chars else []
+                nbytes += [f"(0 if {x} is None else {expr.nbytes})"] if expr.nbytes else []
+            else:
+                guards.append(f"({expr.guard})")
+                entries.append(f"{attribute!r}: {expr.value}")
+                chars += [expr.chars] if expr.chars else []
+                nbytes += [expr.nbytes] if expr.nbytes else []
+        entries += [f"{a!r}: {value}" for a, value in identity]
+        with w.block(f"if {' and '.join(guards) or 'True'}:"):
+            w(f"item = {{{', '.join(entries)}}}")
+            w(f"n = {' + '.join(chars) or '0'}")
+            w(f"exact = {' + '.join(nbytes) or '0'}")
+            for name, attribute, x, by_statements in after:
+                store = f"item[{attribute!r}] = {{}}"
+                if not by_statements:
+                    with w.block(f"if {x} is None:"):
+                        w(f"del item[{attribute!r}]")
+                    continue
+                with w.block(f"if {x} is None:"):
+                    w(f"del item[{attribute!r}]")
+                with w.block("else:"):
+                    plan.fields[name].codec.fast.emit(w, x, store)
+                    with w.block(f"if item[{attribute!r}] is None:"):
+                        w(f"del item[{attribute!r}]")  # omitted (an empty set)
+        with w.block("else:"):
+            body = ", ".join(f"{a!r}: {value}" for a, value in keys)
+            w(f"item = {{{body}}}")
+            w("n = 0")
+            w("exact = 0")
+            for name, attribute, _encode in plan._encoders:
+                self.attribute(name, attribute)
+            for a, value in identity:
+                w(f"item[{a!r}] = {value}")
+
     def build(self) -> Callable[[BaseModel], Item]:
         plan, s = self.plan, self.w
         ns = s
         table = plan.table
         s("v = obj.__dict__")
-        self.key_plan(plan.primary, item_exists=False)
-        for index in plan.indexes.values():
-            self.key_plan(index, item_exists=True)
-        s("n = 0")
-        s("exact = 0")
-        for name, attribute, _encode in plan._encoders:
-            self.attribute(name, attribute)
-        if plan.ttl_field is not None and table.ttl_attribute is not None:
+        identity = [
+            (table.entity_attribute, f"{{'S': {plan.name!r}}}"),
+            (table.version_attribute, f"{{'N': {str(plan.version)!r}}}"),
+        ]
+        self.w.static += _utf8_len(table.entity_attribute) + _utf8_len(plan.name)
+        self.w.static += _utf8_len(table.version_attribute) + _MAX_NUMBER_SIZE
+        has_ttl = plan.ttl_field is not None and table.ttl_attribute is not None
+        if any(index.optional_fields for index in plan.indexes.values()):
+            # A sparse index's keys sit between the primary key and the fields when
+            # present: field by field keeps that order.
+            self.key_plan(plan.primary, item_exists=False)
+            for index in plan.indexes.values():
+                self.key_plan(index, item_exists=True)
+            s("n = 0")
+            s("exact = 0")
+            for name, attribute, _encode in plan._encoders:
+                self.attribute(name, attribute)
+            tail = identity
+        else:
+            keys = [
+                (t.attribute, self.key_value(t))
+                for key_plan in (plan.primary, *plan.indexes.values())
+                for t in key_plan.templates()
+            ]
+            self.display(keys, [] if has_ttl else identity)
+            tail = identity if has_ttl else []
+        if has_ttl:
+            assert plan.ttl_field is not None and table.ttl_attribute is not None
             epoch = ns.ref(self.epoch_seconds, "epoch_seconds")
             s(f"ttl = v[{plan.ttl_field!r}]")
             s("if ttl is not None:")
             s(f"    item[{table.ttl_attribute!r}] = {{'N': str({epoch}(ttl))}}")
             self.w.static += _utf8_len(table.ttl_attribute) + _MAX_NUMBER_SIZE
-        s(f"item[{table.entity_attribute!r}] = {{'S': {plan.name!r}}}")
-        s(f"item[{table.version_attribute!r}] = {{'N': {str(plan.version)!r}}}")
-        self.w.static += _utf8_len(table.entity_attribute) + _utf8_len(plan.name)
-        self.w.static += _utf8_len(table.version_attribute) + _MAX_NUMBER_SIZE
+        for a, value in tail:
+            s(f"item[{a!r}] = {value}")
         check = ns.ref(self.check_size, "check_item_size")
         label = ns.ref(plan.label, "label")
         s(f"if {s.static} + exact + 4 * n > {self.size_limit}:")

@@ -27,11 +27,9 @@ registered with `linecache`, so tracebacks show the generated lines.
 
 from __future__ import annotations
 
-import datetime as _dt
 import functools
 import linecache
 import re
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -41,17 +39,6 @@ from pydantic import BaseModel
 from singletable.attributes.fastpath import Writer
 from singletable.attributes.size import MAX_ITEM_SIZE, check_item_size
 from singletable.errors import ItemDecodeError
-from singletable.keys.codecs import (
-    _INT_LIMIT,
-    _TWO,
-    BoolCodec,
-    DatetimeCodec,
-    FixedIntCodec,
-    IntCodec,
-    KeyCodec,
-    StrCodec,
-    UUIDCodec,
-)
 from singletable.keys.templates import FieldSegment, KeyTemplate
 from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds
 from singletable.types import AttributeValue, Item
@@ -82,18 +69,8 @@ def _max_key_chars(template: KeyTemplate) -> int | None:
         if not isinstance(segment, FieldSegment):
             total += len(segment)
             continue
-        codec = segment.codec
-        if isinstance(codec, DatetimeCodec):
-            chars = codec._length + 1
-        elif isinstance(codec, FixedIntCodec):
-            chars = codec.width
-        elif isinstance(codec, UUIDCodec):
-            chars = _UUID_CHARS
-        elif isinstance(codec, BoolCodec):
-            chars = 5
-        elif isinstance(codec, IntCodec):
-            chars = 3 + len(str(_INT_LIMIT))
-        else:
+        chars = segment.codec.max_chars()
+        if chars is None:
             return None
         total += chars * 3 if segment.escaped else chars
     return total
@@ -157,16 +134,15 @@ class _EncoderBuilder:
         s = ns = self.w
         x, t = s.var("x"), s.var("t")
         s(f"{x} = v[{segment.name!r}]")
-        fast = self.fast_key_text(codec, x, t)
+        fast = codec.fast_text(s, x)
         slow = ns.ref(functools.partial(template._encode_field, segment), "encode_field")
         if fast is None:
             s(f"{t} = {slow}({x})")
         else:
-            condition, lines = fast
+            condition, text = fast
             s(f"if {condition}:")
             s.indent()
-            for line in lines:
-                s(line)
+            s(f"{t} = {text}")
             if segment.escaped:
                 escaper = template.escaper
                 pattern = "[\\x00-" + re.escape(escaper.escape_char) + "]"
@@ -180,42 +156,6 @@ class _EncoderBuilder:
             s(f"    {t} = {slow}({x})")
         self.cache[cache_key] = t
         return t
-
-    def fast_key_text(self, codec: KeyCodec[Any], x: str, t: str) -> tuple[str, list[str]] | None:
-        """(condition, lines) encoding ``x`` into ``t`` exactly as ``codec.encode`` would."""
-        kind = type(codec)
-        if kind is StrCodec:
-            return f"{x}.__class__ is str", [f"{t} = {x}"]
-        if kind is FixedIntCodec:
-            assert isinstance(codec, FixedIntCodec)
-            return (
-                f"{x}.__class__ is int and 0 <= {x} < {codec._limit}",
-                [f"{t} = format({x}, {codec._spec!r})"],
-            )
-        if kind is IntCodec:
-            two = self.w.ref(_TWO, "two")
-            return (
-                f"{x}.__class__ is int and 0 <= {x} < {_INT_LIMIT}",
-                [f"{t} = str({x})", f"{t} = {two}[len({t})] + {t}"],
-            )
-        if kind is DatetimeCodec:
-            assert isinstance(codec, DatetimeCodec)
-            # Only an aware value at UTC offset zero takes the fast path: then the codec's
-            # conversion to UTC is the identity and its text is the isoformat's prefix.
-            dt = self.w.ref(_dt.datetime, "datetime")
-            off = self.w.var("off")
-            self.w(f"{off} = {x}.utcoffset() if {x}.__class__ is {dt} else None")
-            condition = f"{off} is not None and not {off}"
-            if codec._divisor != 1:
-                condition += f" and not {x}.microsecond % {codec._divisor}"
-            return condition, [
-                f"{t} = {x}.isoformat(timespec={codec._timespec!r})[:{codec._length}] + 'Z'"
-            ]
-        if kind is UUIDCodec:
-            return f"{x}.__class__ is {self.w.ref(uuid.UUID, 'UUID')}", [f"{t} = str({x})"]
-        if kind is BoolCodec:
-            return f"{x} is True or {x} is False", [f"{t} = 'true' if {x} else 'false'"]
-        return None
 
     def key_value(self, template: KeyTemplate) -> str:
         """Emit code building one key attribute value; return the expression for it."""
@@ -299,8 +239,10 @@ class _EncoderBuilder:
         fast.emit_expression(w, x, store, expr, otherwise=f"elif {x} is not None:")
 
     def display(self, keys: list[tuple[str, str]], identity: list[tuple[str, str]]) -> None:
-        """Emit the item as one dict display, like code written by hand, when every field
-        takes its fast path; otherwise (``else:``) field by field.
+        """Emit the item as one dict display when every field takes its fast path.
+
+        This is the shape of code written by hand; otherwise (``else:``) the item is
+        built field by field.
 
         Fields without a single-expression fast path (``Any``, sets, ...) get a placeholder
         in the display, filled in (or deleted) after it, so attribute order is the
@@ -396,7 +338,8 @@ class _EncoderBuilder:
             self.display(keys, [] if has_ttl else identity)
             tail = identity if has_ttl else []
         if has_ttl:
-            assert plan.ttl_field is not None and table.ttl_attribute is not None
+            assert plan.ttl_field is not None
+            assert table.ttl_attribute is not None
             epoch = ns.ref(self.epoch_seconds, "epoch_seconds")
             s(f"ttl = v[{plan.ttl_field!r}]")
             s("if ttl is not None:")

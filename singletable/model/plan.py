@@ -220,7 +220,7 @@ class EntityPlan:
         )
         if name != self.name or registered_other:
             raise ItemDecodeError(
-                f"{self.label}: the item at this key was written by entity {name!r} version "
+                f"{self.label}: the item was written by entity {name!r} version "
                 f"{version}; read it with that entity's class"
             )
 

@@ -218,21 +218,46 @@ def to_attribute_value_sized(value: Any, *, where: str = "value") -> tuple[Attri
     elif value is None:
         return {"NULL": True}, 1
     elif cls is dict:
-        entries: dict[str, AttributeValue] = {}
-        size = 3
-        for key, element in value.items():
-            if key.__class__ is not str or not key:
-                raise ItemEncodeError(f"{where}: map key {key!r} is left to the full converter")
+        return _sized_map(value, where)
+    elif cls is list or cls is tuple:
+        return _sized_list(value, where)
+    av = to_attribute_value(value, where=where)
+    return av, attribute_value_size(av)
+
+
+def _sized_map(value: dict[Any, Any], where: str) -> tuple[AttributeValue, int]:
+    entries: dict[str, AttributeValue] = {}
+    size = 3
+    for key, element in value.items():
+        if key.__class__ is not str or not key:
+            raise ItemEncodeError(f"{where}: map key {key!r} is left to the full converter")
+        # Text and small ints, the commonest entries, without a call each.
+        kind = element.__class__
+        if kind is str:
+            entries[key] = {"S": element}
+            size += 1 + _text_bound(key) + _text_bound(element)
+        elif kind is int and -INT_FAST_BOUND < element < INT_FAST_BOUND:
+            entries[key] = {"N": str(element)}
+            size += 1 + _text_bound(key) + _MAX_NUMBER_SIZE
+        else:
             entries[key], element_size = to_attribute_value_sized(element, where=where)
             size += 1 + _text_bound(key) + element_size
-        return {"M": entries}, size
-    elif cls is list or cls is tuple:
-        elements: list[AttributeValue] = []
-        size = 3
-        for element in value:
+    return {"M": entries}, size
+
+
+def _sized_list(value: list[Any] | tuple[Any, ...], where: str) -> tuple[AttributeValue, int]:
+    elements: list[AttributeValue] = []
+    size = 3
+    for element in value:
+        kind = element.__class__
+        if kind is str:
+            elements.append({"S": element})
+            size += 1 + _text_bound(element)
+        elif kind is int and -INT_FAST_BOUND < element < INT_FAST_BOUND:
+            elements.append({"N": str(element)})
+            size += 1 + _MAX_NUMBER_SIZE
+        else:
             av, element_size = to_attribute_value_sized(element, where=where)
             elements.append(av)
             size += 1 + element_size
-        return {"L": elements}, size
-    av = to_attribute_value(value, where=where)
-    return av, attribute_value_size(av)
+    return {"L": elements}, size

@@ -125,6 +125,9 @@ class Expr:
         static: Bytes the value takes at most, besides ``chars`` and ``nbytes``.
         chars: Expression: characters of text the value stores (each at most 4 bytes).
         nbytes: Expression: bytes the value stores exactly (raw ``B`` values).
+        omit: Expression: when true (after ``guard``), the attribute is left out (an
+            empty top-level set); only the top level can omit, so containers and nested
+            models do not use an expression that has one.
     """
 
     guard: str
@@ -133,6 +136,7 @@ class Expr:
     static: int = 0
     chars: str | None = None
     nbytes: str | None = None
+    omit: str | None = None
 
     @property
     def value(self) -> str:
@@ -275,7 +279,7 @@ class ListFast(FastPath):
     def expression(self, w: Writer, x: str) -> Expr | None:
         e, elements = w.var("e"), w.var("elements")
         expr = self.item.expression(w, e)
-        if expr is None:
+        if expr is None or expr.omit is not None:
             return None
         guard = (
             f"({x}.__class__ is list or {x}.__class__ is tuple) and "
@@ -295,7 +299,7 @@ class ListFast(FastPath):
         with w.block(f"if {x}.__class__ is list or {x}.__class__ is tuple:"):
             e, elements = w.var("e"), w.var("elements")
             expr = self.item.expression(w, e)
-            if expr is not None:
+            if expr is not None and expr.omit is None:
                 # Every element takes its fast path, or the whole list goes to the codec.
                 w(f"{elements} = [{expr.value} for {e} in {x} if {expr.guard}]")
                 with w.block(f"if len({elements}) == len({x}):"):
@@ -332,7 +336,7 @@ class MapFast(FastPath):
     def expression(self, w: Writer, x: str) -> Expr | None:
         k, e, entries = w.var("k"), w.var("e"), w.var("entries")
         expr = self.value.expression(w, e)
-        if expr is None:
+        if expr is None or expr.omit is not None:
             return None
         guard = (
             f"{x}.__class__ is dict and len({entries} := {{{k}: {expr.value} for {k}, {e} in "
@@ -356,7 +360,7 @@ class MapFast(FastPath):
             k, e, entries = w.var("k"), w.var("e"), w.var("entries")
             expr = self.value.expression(w, e)
             key_ok = f"{k}.__class__ is str and {k}"
-            if expr is not None:
+            if expr is not None and expr.omit is None:
                 w(
                     f"{entries} = {{{k}: {expr.value} for {k}, {e} in {x}.items() "
                     f"if {k}.__class__ is str and {expr.guard}}}"
@@ -413,6 +417,19 @@ class SetFast(FastPath):
         self.set_kind = set_kind
         self.frozen = frozen
 
+    def expression(self, w: Writer, x: str) -> Expr | None:
+        """At the top level only: an empty set is omitted (``omit``)."""
+        e, elements = w.var("e"), w.var("elements")
+        expr = self.element.expression(w, e)
+        if expr is None or expr.kind + "S" != self.set_kind or expr.omit is not None:
+            return None
+        guard = (
+            f"({x}.__class__ is set or {x}.__class__ is frozenset) and (not {x} or "
+            f"len({elements} := [{expr.scalar} for {e} in {x} if {expr.guard}]) == len({x}))"
+        )
+        chars, nbytes = _element_sizes(expr, e, x, 0, f"len({x})")
+        return Expr(guard, self.set_kind, elements, chars=chars, nbytes=nbytes, omit=f"not {x}")
+
     def emit(self, w: Writer, x: str, store: str) -> None:
         e, elements = w.var("e"), w.var("elements")
         expr = self.element.expression(w, e)
@@ -468,10 +485,8 @@ class ModelFast(FastPath):
                 fields = [(name, field, w.var("f")) for name, field in self.fields()]
                 for name, _field, f in fields:
                     w(f"{f} = {d}[{name!r}]")
-                exprs = [
-                    None if isinstance(field, SetFast) else field.expression(w, f)
-                    for _name, field, f in fields
-                ]
+                exprs = [field.expression(w, f) for _name, field, f in fields]
+                exprs = [None if e is None or e.omit is not None else e for e in exprs]
                 if all(e is not None for e in exprs):
                     self._display(w, x, store, fields, [e for e in exprs if e is not None])
                 else:

@@ -228,7 +228,7 @@ class _EncoderBuilder:
         store = f"item[{attribute!r}] = {{}}"
         w(f"{x} = v[{name!r}]")
         expr = fast.expression(w, x)
-        if expr is None:
+        if expr is None or expr.omit is not None:
             with w.block(f"if {x} is not None:"):  # None is omitted
                 fast.emit(w, x, store)
             return
@@ -253,7 +253,8 @@ class _EncoderBuilder:
         entries = [f"{a!r}: {value}" for a, value in keys]
         chars: list[str] = []
         nbytes: list[str] = []
-        after: list[tuple[str, str, str, bool]] = []  # (field, attribute, x, by statements)
+        # (field, attribute, x or the left-out condition, filled in by statements)
+        after: list[tuple[str, str, str, bool]] = []
         for name, attribute, _encode in plan._encoders:
             fast = plan.fields[name].codec.fast
             x = w.var("x")
@@ -268,12 +269,17 @@ class _EncoderBuilder:
             if key_bytes is not None and expr.kind == "S":
                 expr = replace(expr, chars=None, static=key_bytes)
             w.bound(expr.static)
-            if fast.nullable:
-                guards.append(f"({x} is None or {expr.guard})")
-                entries.append(f"{attribute!r}: None if {x} is None else {expr.value}")
-                after.append((name, attribute, x, False))
-                chars += [f"(0 if {x} is None else {expr.chars})"] if expr.chars else []
-                nbytes += [f"(0 if {x} is None else {expr.nbytes})"] if expr.nbytes else []
+            omit = [f"{x} is None"] if fast.nullable else []
+            omit += [expr.omit] if expr.omit is not None else []
+            if omit:
+                # Left out (None, an empty set): a placeholder, deleted after the display.
+                left_out = " or ".join(omit)
+                guard = f"({x} is None or {expr.guard})" if fast.nullable else f"({expr.guard})"
+                guards.append(guard)
+                entries.append(f"{attribute!r}: None if {left_out} else {expr.value}")
+                after.append((name, attribute, left_out, False))
+                chars += [f"(0 if {left_out} else {expr.chars})"] if expr.chars else []
+                nbytes += [f"(0 if {left_out} else {expr.nbytes})"] if expr.nbytes else []
             else:
                 guards.append(f"({expr.guard})")
                 entries.append(f"{attribute!r}: {expr.value}")
@@ -287,7 +293,7 @@ class _EncoderBuilder:
             for name, attribute, x, by_statements in after:
                 store = f"item[{attribute!r}] = {{}}"
                 if not by_statements:
-                    with w.block(f"if {x} is None:"):
+                    with w.block(f"if {x}:"):  # the left-out condition
                         w(f"del item[{attribute!r}]")
                     continue
                 with w.block(f"if {x} is None:"):

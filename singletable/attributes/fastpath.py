@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from singletable.attributes.size import attribute_value_size
 from singletable.errors import ItemEncodeError
@@ -113,8 +112,7 @@ class Writer:
             self.static += nbytes
 
 
-@dataclass(frozen=True)
-class Expr:
+class Expr(NamedTuple):
     """A scalar codec's fast path as one guarded expression over a variable.
 
     Attributes:
@@ -144,8 +142,7 @@ class Expr:
         return f"{{{self.kind!r}: {self.scalar}}}"
 
 
-@dataclass(frozen=True)
-class DecodeExpr:
+class DecodeExpr(NamedTuple):
     """A codec's decoding fast path: an expression over ``av``, and what makes it fail.
 
     Attributes:

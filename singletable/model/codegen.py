@@ -31,7 +31,6 @@ import functools
 import linecache
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -234,7 +233,7 @@ class _EncoderBuilder:
             return
         key_bytes = self.primary_key_bytes.get(name)
         if key_bytes is not None and expr.kind == "S":
-            expr = replace(expr, chars=None, static=key_bytes)
+            expr = expr._replace(chars=None, static=key_bytes)
         # One test for the common case: a guard never holds for None, which is omitted.
         fast.emit_expression(w, x, store, expr, otherwise=f"elif {x} is not None:")
 
@@ -267,7 +266,7 @@ class _EncoderBuilder:
                 continue
             key_bytes = self.primary_key_bytes.get(name)
             if key_bytes is not None and expr.kind == "S":
-                expr = replace(expr, chars=None, static=key_bytes)
+                expr = expr._replace(chars=None, static=key_bytes)
             w.bound(expr.static)
             omit = [f"{x} is None"] if fast.nullable else []
             omit += [expr.omit] if expr.omit is not None else []

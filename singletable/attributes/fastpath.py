@@ -330,20 +330,6 @@ class MapFast(FastPath):
         super().__init__(to_av, nullable=nullable)
         self.value = value
 
-    def expression(self, w: Writer, x: str) -> Expr | None:
-        k, e, entries = w.var("k"), w.var("e"), w.var("entries")
-        expr = self.value.expression(w, e)
-        if expr is None or expr.omit is not None:
-            return None
-        guard = (
-            f"{x}.__class__ is dict and len({entries} := {{{k}: {expr.value} for {k}, {e} in "
-            f"{x}.items() if {k}.__class__ is str and {expr.guard}}}) == len({x}) and "
-            f"'' not in {x}"
-        )
-        chars, nbytes = _element_sizes(expr, e, f"{x}.values()", 1, f"len({x})")
-        chars = f"len(''.join({x}))" + (f" + {chars}" if chars else "")
-        return Expr(guard, "M", entries, static=3, chars=chars, nbytes=nbytes)
-
     def emit(self, w: Writer, x: str, store: str) -> None:
         if isinstance(self.value, GenericFast):
             # dict[str, Any]: the runtime converter stores an exact dict the same way the
@@ -358,17 +344,22 @@ class MapFast(FastPath):
             expr = self.value.expression(w, e)
             key_ok = f"{k}.__class__ is str and {k}"
             if expr is not None and expr.omit is None:
-                w(
-                    f"{entries} = {{{k}: {expr.value} for {k}, {e} in {x}.items() "
-                    f"if {k}.__class__ is str and {expr.guard}}}"
-                )
-                # Every key an exact str, none empty (one lookup), every value fast.
-                with w.block(f"if len({entries}) == len({x}) and '' not in {x}:"):
+                # A loop, not a comprehension: for the few entries of a typical map it
+                # costs half as much (no comprehension frame, no second pass to count).
+                w(f"{entries} = {{}}")
+                with w.block(f"for {k}, {e} in {x}.items():"):
+                    with w.block(f"if {key_ok} and {expr.guard}:"):
+                        w(f"{entries}[{k}] = {expr.value}")
+                        w(f"n += len({k})" + (f" + {expr.chars}" if expr.chars else ""))
+                        if expr.nbytes is not None:
+                            w(f"exact += {expr.nbytes}")
+                    with w.block("else:"):
+                        w(f"{entries} = None")
+                        w("break")
+                with w.block(f"if {entries} is not None:"):
                     w(store.format(f"{{'M': {entries}}}"))
                     w.bound(3)
-                    # Keys: their characters; values: as list elements.
-                    w(f"n += len(''.join({x}))")
-                    _count_elements(w, expr, e, f"{x}.values()", 1, length=f"len({x})")
+                    w(f"exact += {1 + expr.static} * len({entries})")
                 with w.block("else:"):
                     self.slow(w, x, store)
             else:

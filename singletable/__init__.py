@@ -55,9 +55,9 @@ from singletable.expressions.tree import (
     not_,
     or_,
 )
-from singletable.io.async_connection import AsyncConnection
 from singletable.io.common import CapacityMeter
 from singletable.io.connection import Connection
+from singletable.io.embedded import embedded
 from singletable.keys.codecs import KeyFormat
 from singletable.model.definition import create_table_request
 from singletable.model.plan import EntityPlan, IndexKeys
@@ -186,9 +186,10 @@ def _publish(value: Any) -> None:
 
 _publish_here()
 
-# Tooling, streams and the embedded backend are imported on first use: most programs
+# Tooling, streams and the asyncio executor are imported on first use: most programs
 # never touch them, and importing them costs start-up time (issue 13).
 _LAZY: dict[str, str] = {
+    "AsyncConnection": "singletable.io.async_connection",
     "CapacityEstimate": "singletable.tooling.capacity",
     "CapacityLine": "singletable.tooling.capacity",
     "Change": "singletable.tooling.planner",
@@ -204,7 +205,6 @@ _LAZY: dict[str, str] = {
     "cloudformation_template": "singletable.tooling.schema",
     "decode_event": "singletable.streams",
     "decode_records": "singletable.streams",
-    "embedded": "singletable.io.embedded",
     "estimate_capacity": "singletable.tooling.capacity",
     "explain": "singletable.tooling.capacity",
     "lint_model": "singletable.tooling.lint",
@@ -218,7 +218,7 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from singletable.io.embedded import embedded
+    from singletable.io.async_connection import AsyncConnection
     from singletable.streams import (
         ChangeRecord,
         DispatchReport,

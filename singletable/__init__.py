@@ -12,6 +12,9 @@ modules of `singletable.tooling` (capacity, schema, snapshot, planner, lint, mig
 
 __version__ = "0.2.0"
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from singletable.entity import Entity
 from singletable.errors import (
     AlreadyExistsError,
@@ -52,7 +55,6 @@ from singletable.expressions.tree import (
     not_,
     or_,
 )
-from singletable.io.async_connection import AsyncConnection
 from singletable.io.common import CapacityMeter
 from singletable.io.connection import Connection
 from singletable.io.embedded import embedded
@@ -68,20 +70,6 @@ from singletable.operations.query import EntityQuery, Page
 from singletable.operations.scan import Scan
 from singletable.operations.transactions import TransactGet, TransactWrite
 from singletable.operations.update import Update
-from singletable.streams import (
-    ChangeRecord,
-    DispatchReport,
-    StreamRouter,
-    batch_item_failures,
-    decode_event,
-    decode_records,
-)
-from singletable.tooling.capacity import CapacityEstimate, CapacityLine, estimate_capacity, explain
-from singletable.tooling.lint import LintWarning, lint_model, lint_report
-from singletable.tooling.migrate import MigrationReport, migrate
-from singletable.tooling.planner import Change, ChangeClass, MigrationPlan, plan_changes
-from singletable.tooling.schema import cloudformation_resource, cloudformation_template
-from singletable.tooling.snapshot import load_snapshot, read_snapshot, snapshot, snapshot_json
 
 __all__ = [
     "AlreadyExistsError",
@@ -183,13 +171,84 @@ def _publish_here() -> None:
     # (``singletable.Connection``), not the internal module that defines them. Errors keep
     # their public home, `singletable.errors`.
     for name in __all__:
-        value = globals()[name]
-        if isinstance(value, str):
-            continue
-        if getattr(value, "__module__", "").startswith("singletable.") and not (
-            isinstance(value, type) and issubclass(value, SingleTableError)
-        ):
-            value.__module__ = __name__
+        if name in globals():  # the lazy names are published when first loaded
+            _publish(globals()[name])
+
+
+def _publish(value: Any) -> None:
+    if isinstance(value, str):
+        return
+    if getattr(value, "__module__", "").startswith("singletable.") and not (
+        isinstance(value, type) and issubclass(value, SingleTableError)
+    ):
+        value.__module__ = __name__
 
 
 _publish_here()
+
+# Tooling, streams and the asyncio executor are imported on first use: most programs
+# never touch them, and importing them costs start-up time (issue 13).
+_LAZY: dict[str, str] = {
+    "AsyncConnection": "singletable.io.async_connection",
+    "CapacityEstimate": "singletable.tooling.capacity",
+    "CapacityLine": "singletable.tooling.capacity",
+    "Change": "singletable.tooling.planner",
+    "ChangeClass": "singletable.tooling.planner",
+    "ChangeRecord": "singletable.streams",
+    "DispatchReport": "singletable.streams",
+    "LintWarning": "singletable.tooling.lint",
+    "MigrationPlan": "singletable.tooling.planner",
+    "MigrationReport": "singletable.tooling.migrate",
+    "StreamRouter": "singletable.streams",
+    "batch_item_failures": "singletable.streams",
+    "cloudformation_resource": "singletable.tooling.schema",
+    "cloudformation_template": "singletable.tooling.schema",
+    "decode_event": "singletable.streams",
+    "decode_records": "singletable.streams",
+    "estimate_capacity": "singletable.tooling.capacity",
+    "explain": "singletable.tooling.capacity",
+    "lint_model": "singletable.tooling.lint",
+    "lint_report": "singletable.tooling.lint",
+    "load_snapshot": "singletable.tooling.snapshot",
+    "migrate": "singletable.tooling.migrate",
+    "plan_changes": "singletable.tooling.planner",
+    "read_snapshot": "singletable.tooling.snapshot",
+    "snapshot": "singletable.tooling.snapshot",
+    "snapshot_json": "singletable.tooling.snapshot",
+}
+
+if TYPE_CHECKING:
+    from singletable.io.async_connection import AsyncConnection
+    from singletable.streams import (
+        ChangeRecord,
+        DispatchReport,
+        StreamRouter,
+        batch_item_failures,
+        decode_event,
+        decode_records,
+    )
+    from singletable.tooling.capacity import (
+        CapacityEstimate,
+        CapacityLine,
+        estimate_capacity,
+        explain,
+    )
+    from singletable.tooling.lint import LintWarning, lint_model, lint_report
+    from singletable.tooling.migrate import MigrationReport, migrate
+    from singletable.tooling.planner import Change, ChangeClass, MigrationPlan, plan_changes
+    from singletable.tooling.schema import cloudformation_resource, cloudformation_template
+    from singletable.tooling.snapshot import load_snapshot, read_snapshot, snapshot, snapshot_json
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'singletable' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    _publish(value)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 from typing_extensions import Self
 
-from singletable.errors import ItemDecodeError, ModelDefinitionError
+from singletable.errors import ModelDefinitionError
 from singletable.expressions.tree import Condition
 from singletable.model.compile import compile_entity
 from singletable.model.fields import FieldRefsDescriptor
@@ -88,7 +88,10 @@ class Entity(BaseModel):
 
     def to_item(self) -> Item:
         """This instance as a low-level DynamoDB item (keys, attributes, identifier)."""
-        return self.plan().to_item(self)
+        plan = self.__singletable_plan__
+        if plan is None:
+            plan_of(type(self))  # raises: abstract
+        return plan._item_encoder(self)  # type: ignore[union-attr]
 
     def key(self) -> Item:
         """This instance's primary key as low-level attribute values."""
@@ -187,10 +190,9 @@ class Entity(BaseModel):
     @classmethod
     def from_item(cls, item: Mapping[str, AttributeValue]) -> Self:
         """Decode a low-level item (written for this entity) into an instance."""
-        plan = cls.plan()
-        et = item.get(plan.table.entity_attribute)
-        if et is not None and et.get("S") != plan.name:
-            raise ItemDecodeError(f"item belongs to entity {et.get('S')!r}, not {plan.name!r}")
-        obj = plan.from_item(item)
+        plan = cls.__singletable_plan__
+        if plan is None:
+            plan_of(cls)  # raises: abstract
+        obj = plan._item_decoder(item, True)  # type: ignore[union-attr]
         assert isinstance(obj, cls)
         return obj

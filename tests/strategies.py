@@ -326,12 +326,57 @@ class Inner(pydantic.BaseModel):
     labels: set[str] = pydantic.Field(default_factory=set)
 
 
+class Outer(pydantic.BaseModel):
+    """A nested model holding nested models, lists of them and optional fields."""
+
+    inner: Inner | None = None
+    lines: list[Inner] = pydantic.Field(default_factory=list)
+    note: str | None = None
+    when: dt.date | None = None
+
+
+class Tree(pydantic.BaseModel):
+    """A recursive nested model: generated encoders expand one level, then call the codec."""
+
+    label: str
+    children: list[Tree] = pydantic.Field(default_factory=list)
+
+
 def _texts() -> hs.SearchStrategy[str]:
     return hs.text(hs.characters(codec="utf-8"), max_size=8)
 
 
 _NUMBERS_38 = hs.decimals(
     min_value=Decimal("-1e20"), max_value=Decimal("1e20"), allow_nan=False, places=6
+)
+
+
+_WIDE_INTS = hs.one_of(hs.integers(-1000, 1000), hs.integers(-(10**40), 10**40))
+_INNERS = hs.builds(
+    Inner, name=_texts(), score=_NUMBERS_38, labels=hs.sets(hs.text(max_size=3), max_size=2)
+)
+#: Map keys: mostly non-empty, sometimes empty (refused by both paths alike).
+_MAP_KEYS = hs.text(max_size=4)
+_STR_SETS = hs.sets(hs.text(max_size=3), max_size=2)
+_STR_MAPS = hs.dictionaries(_MAP_KEYS, _texts(), max_size=3)
+_INT_LISTS = hs.lists(_WIDE_INTS, max_size=3)
+#: JSON-like values that read back equal (no floats: they read back as Decimal).
+_JSONISH = hs.recursive(
+    hs.none() | hs.booleans() | _WIDE_INTS | _texts() | hs.binary(max_size=3) | _STR_SETS,
+    lambda inner: hs.lists(inner, max_size=3) | hs.dictionaries(_MAP_KEYS, inner, max_size=3),
+    max_leaves=6,
+)
+_OUTERS = hs.builds(
+    Outer,
+    inner=hs.none() | _INNERS,
+    lines=hs.lists(_INNERS, max_size=2),
+    note=hs.none() | _texts(),
+    when=hs.none() | hs.dates(),
+)
+_TREES = hs.recursive(
+    hs.builds(Tree, label=_texts()),
+    lambda inner: hs.builds(Tree, label=_texts(), children=hs.lists(inner, max_size=2)),
+    max_leaves=5,
 )
 
 
@@ -382,6 +427,25 @@ ATTRIBUTE_KINDS: tuple[AttributeKind, ...] = (
             hs.none(), hs.integers(-100, 100), _texts(), hs.lists(hs.integers(0, 9), max_size=2)
         ),
     ),
+    # Values off the fast paths too: out of DynamoDB's number range, naive or offset
+    # datetimes, subclasses; both paths must refuse or convert them alike.
+    AttributeKind("decimal_wide", Decimal, key_decimals()),
+    AttributeKind("float_wide", float, key_floats()),
+    AttributeKind("naive_datetime", dt.datetime, naive_datetimes()),
+    AttributeKind("time", dt.time, hs.times(timezones=hs.none() | timezones())),
+    AttributeKind("set_int", set[int], hs.sets(_WIDE_INTS, max_size=3)),
+    AttributeKind("frozenset", frozenset[str], hs.frozensets(hs.text(max_size=4), max_size=3)),
+    AttributeKind("set_bytes", set[bytes], hs.sets(hs.binary(max_size=4), max_size=3)),
+    AttributeKind("list_inner", list[Inner], hs.lists(_INNERS, max_size=3)),
+    AttributeKind("list_optional", list[int | None], hs.lists(hs.none() | _WIDE_INTS, max_size=3)),
+    AttributeKind("list_shade", list[Shade], hs.lists(hs.sampled_from(Shade), max_size=3)),
+    AttributeKind("list_dict", list[dict[str, str]], hs.lists(_STR_MAPS, max_size=2)),
+    AttributeKind("dict_list", dict[str, list[int]], hs.dictionaries(_MAP_KEYS, _INT_LISTS)),
+    AttributeKind("dict_inner", dict[str, Inner], hs.dictionaries(_MAP_KEYS, _INNERS, max_size=2)),
+    AttributeKind("dict_any", dict[str, Any], hs.dictionaries(_MAP_KEYS, _JSONISH, max_size=3)),
+    AttributeKind("tuple", tuple[int, str], hs.tuples(hs.integers(), _texts())),
+    AttributeKind("outer", Outer, _OUTERS),
+    AttributeKind("tree", Tree, _TREES),
 )
 
 
@@ -493,7 +557,7 @@ def entity_instances(draw: hs.DrawFn, spec: EntitySpec, model: type[st.Entity]) 
         if attribute.optional and draw(hs.booleans()):
             continue
         value = draw(attribute.kind.values)
-        if attribute.optional and attribute.kind.name == "set" and not value:
+        if attribute.optional and isinstance(value, (set, frozenset)) and not value:
             # An Optional set stores an empty set and None alike (as absence) and reads
             # back None: tested on its own, not a round trip.
             value = None

@@ -53,7 +53,23 @@ from typing import Any, Final, Literal, Union
 
 import pydantic
 
-from singletable.attributes.convert import datetime_text, from_attribute_value, to_attribute_value
+from singletable.attributes.convert import (
+    datetime_text,
+    from_attribute_value,
+    to_attribute_value,
+    to_attribute_value_sized,
+)
+from singletable.attributes.fastpath import (
+    DecodeExpr,
+    Expr,
+    FastPath,
+    GenericFast,
+    ListFast,
+    MapFast,
+    ModelFast,
+    SetFast,
+    Writer,
+)
 from singletable.attributes.numbers import (
     FLOAT_FAST_HIGH,
     FLOAT_FAST_LOW,
@@ -89,18 +105,27 @@ class AttributeCodec:
             must be omitted (a top-level ``None``, an empty set). Raises `ItemEncodeError`.
         from_av: Converts a stored attribute value back to a value that pydantic validation
             accepts for the field. Raises `ItemDecodeError`.
+        fast: The codec's fast paths as source, for generated item encoders and decoders
+            (see `singletable.attributes.fastpath`).
         where: The field this codec was compiled for, e.g. ``"AuditEvent.score"``.
     """
 
-    __slots__ = ("_params", "from_av", "to_av", "where")
+    __slots__ = ("_params", "fast", "from_av", "to_av", "where")
 
     def __init__(
-        self, to_av: Encoder, from_av: Decoder, params: dict[str, Any], *, where: str
+        self,
+        to_av: Encoder,
+        from_av: Decoder,
+        params: dict[str, Any],
+        *,
+        where: str,
+        fast: FastPath | None = None,
     ) -> None:
         self.to_av: Encoder = to_av
         self.from_av: Decoder = from_av
         self._params = params
         self.where = where
+        self.fast: FastPath = fast if fast is not None else FastPath(to_av)
 
     def params(self) -> dict[str, Any]:
         """Describe the codec as JSON-able data, for snapshots and migration plans.
@@ -179,7 +204,11 @@ def _is_null(av: Any) -> bool:
     return isinstance(av, dict) and av.get("NULL") is True
 
 
-_Built = tuple["Encoder", "Decoder", dict[str, Any]]
+class _Built(typing.NamedTuple):
+    to_av: Encoder
+    from_av: Decoder
+    params: dict[str, Any]
+    fast: FastPath
 
 
 def _scalar_str(where: str, nullable: bool, position: str, python: str) -> _Built:
@@ -205,7 +234,17 @@ def _scalar_str(where: str, nullable: bool, position: str, python: str) -> _Buil
                 return None
             raise _decode_mismatch(where, "S", av) from None
 
-    return to_av, from_av, {"type": "S", "python": python}
+    return _Built(
+        to_av, from_av, {"type": "S", "python": python}, _StrFast(to_av, nullable=nullable)
+    )
+
+
+class _StrFast(FastPath):
+    def expression(self, w: Writer, x: str) -> Expr:
+        return Expr(f"{x}.__class__ is str", "S", x, chars=f"len({x})")
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr:
+        return DecodeExpr(f"{av}['S']")
 
 
 def _scalar_bool(where: str, nullable: bool, position: str) -> _Built:
@@ -228,7 +267,17 @@ def _scalar_bool(where: str, nullable: bool, position: str) -> _Built:
                 return None
             raise _decode_mismatch(where, "BOOL", av) from None
 
-    return to_av, from_av, {"type": "BOOL", "python": "bool"}
+    return _Built(
+        to_av, from_av, {"type": "BOOL", "python": "bool"}, _BoolFast(to_av, nullable=nullable)
+    )
+
+
+class _BoolFast(FastPath):
+    def expression(self, w: Writer, x: str) -> Expr:
+        return Expr(f"{x} is True or {x} is False", "BOOL", x, static=1)
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr:
+        return DecodeExpr(f"{av}['BOOL']")
 
 
 def _decode_number_slow(where: str, av: AttributeValue) -> Any:
@@ -270,7 +319,23 @@ def _scalar_int(where: str, nullable: bool, position: str) -> _Built:
         except (KeyError, TypeError, ValueError):
             return from_slow(av)
 
-    return to_av, from_av, {"type": "N", "python": "int"}
+    return _Built(
+        to_av, from_av, {"type": "N", "python": "int"}, _IntFast(to_av, nullable=nullable)
+    )
+
+
+#: Largest size (bytes) of any DynamoDB number attribute value.
+_MAX_NUMBER_SIZE = 21
+
+
+class _IntFast(FastPath):
+    def expression(self, w: Writer, x: str) -> Expr:
+        bound = INT_FAST_BOUND
+        guard = f"{x}.__class__ is int and {-bound} < {x} < {bound}"
+        return Expr(guard, "N", f"str({x})", static=_MAX_NUMBER_SIZE)
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr:
+        return DecodeExpr(f"int({av}['N'])", "KeyError, TypeError, ValueError")
 
 
 def _scalar_float(where: str, nullable: bool, position: str) -> _Built:
@@ -301,7 +366,21 @@ def _scalar_float(where: str, nullable: bool, position: str) -> _Built:
                 return _decode_number_slow(where, av)
             raise ItemDecodeError(f"{where}: stored number {text!r} is not a number") from None
 
-    return to_av, from_av, {"type": "N", "python": "float"}
+    return _Built(
+        to_av, from_av, {"type": "N", "python": "float"}, _FloatFast(to_av, nullable=nullable)
+    )
+
+
+class _FloatFast(FastPath):
+    def expression(self, w: Writer, x: str) -> Expr:
+        low, high = FLOAT_FAST_LOW, FLOAT_FAST_HIGH
+        guard = (
+            f"{x}.__class__ is float and ({low!r} < {x} < {high!r} or {-high!r} < {x} < {-low!r})"
+        )
+        return Expr(guard, "N", f"repr({x})", static=_MAX_NUMBER_SIZE)
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr:
+        return DecodeExpr(f"float({av}['N'])", "KeyError, TypeError, ValueError")
 
 
 def _scalar_decimal(where: str, nullable: bool, position: str) -> _Built:
@@ -332,7 +411,29 @@ def _scalar_decimal(where: str, nullable: bool, position: str) -> _Built:
             return _decode_number_slow(where, av)
         return parse_number(text, where)
 
-    return to_av, from_av, {"type": "N", "python": "Decimal"}
+    fast = _DecimalFast(to_av, nullable=nullable)
+    fast.from_av = from_av
+    return _Built(to_av, from_av, {"type": "N", "python": "Decimal"}, fast)
+
+
+class _DecimalFast(FastPath):
+    def expression(self, w: Writer, x: str) -> Expr:
+        # Text in plain notation (no exponent, not NaN or Infinity) of at most 38
+        # characters is finite, has at most 38 digits and an adjusted exponent within
+        # -7..37: the codec stores exactly that text. Anything else goes to the codec.
+        t = w.var("t")
+        guard = (
+            f"{x}.__class__ is {w.ref(Decimal, 'Decimal')} and len({t} := str({x})) <= "
+            f"{MAX_NUMBER_DIGITS} and 'E' not in {t} and 'n' not in {t} and 'N' not in {t}"
+        )
+        return Expr(guard, "N", t, static=_MAX_NUMBER_SIZE)
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr:
+        d = w.var("d")
+        number = f"({d} := {w.ref(Decimal, 'Decimal')}({av}['N']))"
+        # Not finite, or not a number: the codec raises its own error.
+        expression = f"{d} if {number}.is_finite() else {w.ref(self.from_av, 'decode')}({av})"
+        return DecodeExpr(expression, "KeyError, TypeError, ValueError, ArithmeticError")
 
 
 def _scalar_bytes(where: str, nullable: bool, position: str) -> _Built:
@@ -356,7 +457,14 @@ def _scalar_bytes(where: str, nullable: bool, position: str) -> _Built:
             raise _decode_mismatch(where, "B", av) from None
         return value if value.__class__ is bytes else bytes(value)
 
-    return to_av, from_av, {"type": "B", "python": "bytes"}
+    return _Built(
+        to_av, from_av, {"type": "B", "python": "bytes"}, _BytesFast(to_av, nullable=nullable)
+    )
+
+
+class _BytesFast(FastPath):
+    def expression(self, w: Writer, x: str) -> Expr:
+        return Expr(f"{x}.__class__ is bytes", "B", x, nbytes=f"len({x})")
 
 
 def _scalar_text(
@@ -392,7 +500,38 @@ def _scalar_text(
         except ValueError:
             return text  # let pydantic parse forms fromisoformat does not know (3.10 "Z")
 
-    return to_av, from_av, {"type": "S", "python": python}
+    fast = _TextFast(to_av, cls, nullable=nullable)
+    return _Built(to_av, from_av, {"type": "S", "python": python}, fast)
+
+
+class _TextFast(FastPath):
+    """datetime (UTC only), date, time (naive only) and UUID: their text, inline."""
+
+    def __init__(self, to_av: Encoder, cls: type[Any], *, nullable: bool) -> None:
+        super().__init__(to_av, nullable=nullable)
+        self.cls = cls
+
+    def expression(self, w: Writer, x: str) -> Expr:
+        guard = f"{x}.__class__ is {w.ref(self.cls, self.cls.__name__)}"
+        if self.cls is _dt.datetime:
+            # A UTC value's stored text is its isoformat; any other offset is converted
+            # to UTC by the codec (`datetime_text`).
+            guard += f" and {x}.tzinfo is {w.ref(_dt.timezone.utc, 'utc')}"
+            return Expr(guard, "S", f"{x}.isoformat(timespec='microseconds')", static=32)
+        if self.cls is _dt.date:
+            return Expr(guard, "S", f"{x}.isoformat()", static=10)
+        if self.cls is _dt.time:
+            return Expr(guard + f" and {x}.tzinfo is None", "S", f"{x}.isoformat()", static=15)
+        return Expr(guard, "S", f"str({x})", static=36)  # UUID
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
+        if self.cls is uuid.UUID:
+            # uuid.UUID(text) costs more than pydantic's own parsing of the text, which a
+            # lax model does; a strict one needs the UUID.
+            return DecodeExpr(f"{av}['S']", lax=True)
+        parse = w.ref(self.cls.fromisoformat, f"{self.cls.__name__}_parse")
+        # A text fromisoformat refuses is returned as text by the codec, for pydantic.
+        return DecodeExpr(f"{parse}({av}['S'])", "KeyError, TypeError, ValueError")
 
 
 def _generic(where: str, nullable: bool, position: str, params: dict[str, Any]) -> _Built:
@@ -411,7 +550,10 @@ def _generic(where: str, nullable: bool, position: str, params: dict[str, Any]) 
         except ItemDecodeError as exc:
             raise ItemDecodeError(f"{where}: {exc}") from None
 
-    return to_av, from_av, params
+    def sized(value: Any) -> tuple[AttributeValue, int]:
+        return to_attribute_value_sized(value, where=where)
+
+    return _Built(to_av, from_av, params, GenericFast(to_av, sized, nullable=True))
 
 
 _SCALAR_TEXT_TYPES: dict[type[Any], tuple[str, Callable[[Any], str], Callable[[str], Any]]] = {
@@ -484,7 +626,8 @@ def _enum_codec(where: str, nullable: bool, position: str, cls: type[enum.Enum])
                 raise _decode_mismatch(where, "S", av) from None
             return by_value.get(raw, raw)
 
-        return to_av, from_av, {"type": "S", "python": "enum", **params}
+        fast = _EnumFast(to_av, values, "S", by_value, nullable=nullable)
+        return _Built(to_av, from_av, {"type": "S", "python": "enum", **params}, fast)
 
     if kind == "N":
 
@@ -505,9 +648,10 @@ def _enum_codec(where: str, nullable: bool, position: str, cls: type[enum.Enum])
             raw = number_from_text(text)
             return by_value.get(raw, raw)
 
-        return to_av, from_av, {"type": "N", "python": "enum", **params}
+        fast = _EnumFast(to_av, values, "N", by_value, nullable=nullable)
+        return _Built(to_av, from_av, {"type": "N", "python": "enum", **params}, fast)
 
-    _, generic_from, _ = _generic(where, nullable, position, {})
+    generic_from = _generic(where, nullable, position, {}).from_av
     # Values such as 0.1 or (1, 2) do not read back as themselves (Decimal("0.1"), [1, 2]),
     # so stored values are matched by their attribute value instead.
     by_stored = _stored_lookup(members, [m.value for m in members], where)
@@ -529,7 +673,47 @@ def _enum_codec(where: str, nullable: bool, position: str, cls: type[enum.Enum])
         except TypeError:
             return raw
 
-    return to_av_any, from_av_any, {"type": "any", "python": "enum", **params}
+    return _Built(
+        to_av_any, from_av_any, {"type": "any", "python": "enum", **params}, FastPath(to_av_any)
+    )
+
+
+class _EnumFast(FastPath):
+    """An enum of str (or int) values: the member's value, read from its ``_value_``."""
+
+    def __init__(
+        self,
+        to_av: Encoder,
+        values: list[Any],
+        kind: str,
+        by_value: dict[Any, enum.Enum],
+        *,
+        nullable: bool,
+    ) -> None:
+        super().__init__(to_av, nullable=nullable)
+        self.cls = type(next(iter(by_value.values()))) if by_value else None
+        self.kind = kind
+        self.by_value = by_value
+        if kind == "S":
+            self.static = max((len(v.encode("utf-8")) for v in values), default=0)
+            self.inline = True
+        else:
+            self.static = _MAX_NUMBER_SIZE
+            self.inline = all(-INT_FAST_BOUND < v < INT_FAST_BOUND for v in values)
+
+    def expression(self, w: Writer, x: str) -> Expr | None:
+        if self.cls is None or not self.inline:
+            return None
+        guard = f"{x}.__class__ is {w.ref(self.cls, 'enum')}"
+        scalar = f"{x}._value_" if self.kind == "S" else f"str({x}._value_)"
+        return Expr(guard, self.kind, scalar, static=self.static)
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
+        if self.kind != "S":
+            return None
+        raw = w.var("raw")
+        lookup = w.ref(self.by_value, "by_value")
+        return DecodeExpr(f"{lookup}.get({raw} := {av}['S'], {raw})")
 
 
 def _literal_codec(where: str, nullable: bool, position: str, values: tuple[Any, ...]) -> _Built:
@@ -548,7 +732,9 @@ def _literal_codec(where: str, nullable: bool, position: str, values: tuple[Any,
         if not all(type(v) is type(non_none[0]) for v in non_none):
             built = _generic(where, nullable, position, {})
     else:
-        generic_to, generic_from, generic_params = _generic(where, nullable, position, {})
+        generic_to, generic_from, generic_params, generic_fast = _generic(
+            where, nullable, position, {}
+        )
         # Literal[0.1] reads back as Decimal("0.1"), which pydantic does not accept as
         # 0.1: match the stored attribute value against the literal values' instead.
         by_stored = _stored_lookup(list(non_none), list(non_none), where)
@@ -557,9 +743,9 @@ def _literal_codec(where: str, nullable: bool, position: str, values: tuple[Any,
             value = by_stored.get(_stored_key(av), _MISSING)
             return generic_from(av) if value is _MISSING else value
 
-        built = generic_to, literal_from, generic_params
-    to_av, from_av, params = built
-    return to_av, from_av, {**params, "python": "literal", "values": params_values}
+        built = _Built(generic_to, literal_from, generic_params, generic_fast)
+    to_av, from_av, params, fast = built
+    return _Built(to_av, from_av, {**params, "python": "literal", "values": params_values}, fast)
 
 
 _MISSING: Final = object()
@@ -605,7 +791,7 @@ def _stored_lookup(results: list[Any], values: list[Any], where: str) -> dict[An
 
 
 def _list_codec(where: str, nullable: bool, position: str, item: _Built, as_tuple: bool) -> _Built:
-    item_to, item_from, item_params = item
+    item_to, item_from, item_params, item_fast = item
     on_none = _none_handler(where, nullable, position)
     kind = "tuple" if as_tuple else "list"
     str_items = item_params.get("python") == "str"
@@ -633,7 +819,8 @@ def _list_codec(where: str, nullable: bool, position: str, item: _Built, as_tupl
             return tuple([item_from(e) for e in elements])
         return [item_from(e) for e in elements]
 
-    return to_av, from_av, {"type": kind, "items": item_params}
+    fast = ListFast(to_av, item_fast, nullable=nullable)
+    return _Built(to_av, from_av, {"type": kind, "items": item_params}, fast)
 
 
 def _fixed_tuple_codec(where: str, nullable: bool, position: str, items: list[_Built]) -> _Built:
@@ -662,11 +849,12 @@ def _fixed_tuple_codec(where: str, nullable: bool, position: str, items: list[_B
             )
         return tuple([dec(e) for dec, e in zip(decoders, elements, strict=True)])
 
-    return to_av, from_av, {"type": "tuple", "items": [b[2] for b in items]}
+    params = {"type": "tuple", "items": [b[2] for b in items]}
+    return _Built(to_av, from_av, params, FastPath(to_av, nullable=nullable))
 
 
 def _map_codec(where: str, nullable: bool, position: str, value_codec: _Built) -> _Built:
-    value_to, value_from, value_params = value_codec
+    value_to, value_from, value_params, value_fast = value_codec
     on_none = _none_handler(where, nullable, position)
     str_values = value_params.get("python") == "str"
 
@@ -707,7 +895,8 @@ def _map_codec(where: str, nullable: bool, position: str, value_codec: _Built) -
             raise _decode_mismatch(where, "M", av) from None
         return {key: value_from(element) for key, element in entries.items()}
 
-    return to_av, from_av, {"type": "map", "values": value_params}
+    fast = MapFast(to_av, value_fast, nullable=nullable)
+    return _Built(to_av, from_av, {"type": "map", "values": value_params}, fast)
 
 
 def _set_codec(
@@ -721,7 +910,7 @@ def _set_codec(
     element_origin = typing.get_origin(element)
     if _is_union(element_origin) or element is Any or element is object:
         return _generic(where, nullable, position, {"type": "set", "of": "any"})
-    elem_to, elem_from, elem_params = _build(element, f"{where}[]", False, _NESTED)
+    elem_to, elem_from, elem_params, elem_fast = _build(element, f"{where}[]", False, _NESTED)
     scalar = elem_params.get("type")
     if scalar not in ("S", "N", "B"):
         raise ModelDefinitionError(
@@ -764,10 +953,11 @@ def _set_codec(
             raise _decode_mismatch(where, set_kind, av) from None
         return make([elem_from({scalar: e}) for e in elements])
 
-    return (
+    return _Built(
         to_av,
         from_av,
         {"type": "frozenset" if frozen else "set", "of": set_kind, "items": elem_params},
+        SetFast(to_av, elem_fast, set_kind, frozen=frozen, nullable=nullable),
     )
 
 
@@ -776,6 +966,7 @@ class _ModelPlan:
     """The compiled field codecs of a nested model class (filled after registration)."""
 
     fields: list[tuple[str, str, Encoder, Decoder]] = dataclasses.field(default_factory=list)
+    fast: list[tuple[str, FastPath]] = dataclasses.field(default_factory=list)
     params: dict[str, Any] = dataclasses.field(default_factory=dict)
     building: bool = True
 
@@ -805,10 +996,11 @@ def _model_plan(model: type[pydantic.BaseModel]) -> _ModelPlan:
             # A nested model's field behaves like a top-level attribute for empty sets
             # (omitted, the default restores it) but stores None as NULL so that a
             # required Optional field reads back.
-            to_av, from_av, params = _build_with_metadata(
+            to_av, from_av, params, fast = _build_with_metadata(
                 info.annotation, tuple(info.metadata), field_where, _NESTED_FIELD
             )
             plan.fields.append((name, _input_key(model, name, info), to_av, from_av))
+            plan.fast.append((name, fast))
             plan.params[name] = params
     except BaseException:
         del _MODEL_PLANS[model]
@@ -865,7 +1057,8 @@ def _model_codec(
         params["recursive"] = True
     else:
         params["fields"] = plan.params
-    return to_av, from_av, params
+    fast = ModelFast(to_av, model, lambda: plan.fast, nullable=nullable)
+    return _Built(to_av, from_av, params, fast)
 
 
 def _build_with_metadata(
@@ -883,10 +1076,10 @@ def _build(annotation: Any, where: str, nullable: bool, position: str) -> _Built
     # as NULL; map that to the two basic positions per concern.
     none_position = _NESTED if position in (_NESTED, _NESTED_FIELD) else _TOP
     built = _build_inner(annotation, where, nullable, none_position, position)
-    to_av, from_av, params = built
+    to_av, from_av, params, fast = built
     if nullable and "nullable" not in params:
         params = {**params, "nullable": True}
-    return to_av, from_av, params
+    return _Built(to_av, from_av, params, fast)
 
 
 def _build_inner(  # noqa: C901 - one dispatch branch per supported annotation
@@ -995,5 +1188,5 @@ def attribute_codec_for(
         ModelDefinitionError: The annotation cannot be stored (a set of lists, a dict with
             non-string keys, ...).
     """
-    to_av, from_av, params = _build_with_metadata(annotation, tuple(metadata), where, _TOP)
-    return AttributeCodec(to_av, from_av, params, where=where)
+    to_av, from_av, params, fast = _build_with_metadata(annotation, tuple(metadata), where, _TOP)
+    return AttributeCodec(to_av, from_av, params, where=where, fast=fast)

@@ -11,11 +11,20 @@ from typing import Any
 
 import pydantic
 
-from singletable.attributes.numbers import number_from_text, number_text
+from singletable.attributes.numbers import (
+    FLOAT_FAST_HIGH,
+    FLOAT_FAST_LOW,
+    INT_FAST_BOUND,
+    number_from_text,
+    number_text,
+)
+from singletable.attributes.size import attribute_value_size
 from singletable.errors import ItemDecodeError, ItemEncodeError
 from singletable.types import AttributeValue
 
 _UTC = _dt.timezone.utc
+#: Largest size (bytes) of any DynamoDB number attribute value.
+_MAX_NUMBER_SIZE = 21
 
 
 def datetime_text(value: _dt.datetime) -> str:
@@ -166,3 +175,89 @@ def from_attribute_value(av: AttributeValue) -> Any:
     if kind == "BS":
         return {bytes(e) for e in value}
     raise ItemDecodeError(f"not a DynamoDB attribute value: {av!r}")
+
+
+def _text_bound(text: str) -> int:
+    # str.isascii() is O(1) in CPython: ASCII text is one byte a character, other text
+    # at most four.
+    return len(text) if text.isascii() else 4 * len(text)
+
+
+def to_attribute_value_sized(value: Any, *, where: str = "value") -> tuple[AttributeValue, int]:
+    """`to_attribute_value` and a bound of the result's size in bytes, in one walk.
+
+    The common JSON-like shapes (exact ``str``, ``int``, ``float``, ``bool``, ``None``,
+    ``dict`` with non-empty string keys, ``list``, ``tuple``) are converted here while the
+    size is counted; anything else is converted by `to_attribute_value` and measured by
+    `attribute_value_size`.
+
+    Args:
+        value: The value to convert.
+        where: What the value is, for error messages.
+
+    Returns:
+        ``(attribute_value, bound)`` with the attribute value equal to
+        ``to_attribute_value(value)`` and ``bound`` at least its size.
+
+    Raises:
+        ItemEncodeError: The value cannot be stored, or holds a map key this function
+            leaves to `to_attribute_value` (the message may then name a less precise
+            place: call `to_attribute_value` for the exact one).
+    """
+    cls = value.__class__
+    if cls is str:
+        return {"S": value}, _text_bound(value)
+    if cls is int:
+        if -INT_FAST_BOUND < value < INT_FAST_BOUND:
+            return {"N": str(value)}, _MAX_NUMBER_SIZE
+    elif cls is bool:
+        return {"BOOL": value}, 1
+    elif cls is float:
+        if FLOAT_FAST_LOW < value < FLOAT_FAST_HIGH or -FLOAT_FAST_HIGH < value < -FLOAT_FAST_LOW:
+            return {"N": repr(value)}, _MAX_NUMBER_SIZE
+    elif value is None:
+        return {"NULL": True}, 1
+    elif cls is dict:
+        return _sized_map(value, where)
+    elif cls is list or cls is tuple:
+        return _sized_list(value, where)
+    av = to_attribute_value(value, where=where)
+    return av, attribute_value_size(av)
+
+
+def _sized_map(value: dict[Any, Any], where: str) -> tuple[AttributeValue, int]:
+    entries: dict[str, AttributeValue] = {}
+    size = 3
+    for key, element in value.items():
+        if key.__class__ is not str or not key:
+            raise ItemEncodeError(f"{where}: map key {key!r} is left to the full converter")
+        # Text and small ints, the commonest entries, without a call each.
+        kind = element.__class__
+        if kind is str:
+            entries[key] = {"S": element}
+            size += 1 + _text_bound(key) + _text_bound(element)
+        elif kind is int and -INT_FAST_BOUND < element < INT_FAST_BOUND:
+            entries[key] = {"N": str(element)}
+            size += 1 + _text_bound(key) + _MAX_NUMBER_SIZE
+        else:
+            entries[key], element_size = to_attribute_value_sized(element, where=where)
+            size += 1 + _text_bound(key) + element_size
+    return {"M": entries}, size
+
+
+def _sized_list(value: list[Any] | tuple[Any, ...], where: str) -> tuple[AttributeValue, int]:
+    elements: list[AttributeValue] = []
+    size = 3
+    for element in value:
+        kind = element.__class__
+        if kind is str:
+            elements.append({"S": element})
+            size += 1 + _text_bound(element)
+        elif kind is int and -INT_FAST_BOUND < element < INT_FAST_BOUND:
+            elements.append({"N": str(element)})
+            size += 1 + _MAX_NUMBER_SIZE
+        else:
+            av, element_size = to_attribute_value_sized(element, where=where)
+            elements.append(av)
+            size += 1 + element_size
+    return {"L": elements}, size

@@ -8,9 +8,28 @@
 * `embedded`: an in-memory DynamoDB (moto) for tests, notebooks and the demo.
 """
 
-from singletable.io.async_connection import AsyncConnection
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from singletable.io.common import CapacityMeter
 from singletable.io.connection import Connection
 from singletable.io.embedded import embedded
 
 __all__ = ["AsyncConnection", "CapacityMeter", "Connection", "embedded"]
+
+# asyncio is loaded on first use: a synchronous program does not need it, and importing
+# it is a large share of `import singletable` (issue 13). (`embedded` stays eager: its
+# module is cheap, moto loads inside the function, and the module shares its name.)
+_LAZY = {"AsyncConnection": "singletable.io.async_connection"}
+
+if TYPE_CHECKING:
+    from singletable.io.async_connection import AsyncConnection
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'singletable.io' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import typing_extensions
 
+from singletable.attributes.fastpath import Writer
 from singletable.errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError
 
 __all__ = [
@@ -194,6 +195,25 @@ class KeyCodec(ABC, Generic[T]):
         """
         return {"kind": self.kind}
 
+    def fast_text(self, w: Writer, x: str) -> tuple[str, str] | None:
+        """This codec's fast path as source, for generated item encoders.
+
+        Args:
+            w: The source writer (for constants and fresh names).
+            x: The variable holding the value.
+
+        Returns:
+            ``(condition, text)``: expressions such that whenever ``condition`` holds,
+            ``text`` equals ``encode(x)``; or None when the codec has no fast path (the
+            generated code then calls `encode`).
+        """
+        del w, x
+        return None
+
+    def max_chars(self) -> int | None:
+        """The most characters `encode` can return, or None if unbounded (or possibly empty)."""
+        return None
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items() if k != "kind")
         return f"{type(self).__name__}({args})"
@@ -238,6 +258,10 @@ class StrCodec(KeyCodec[str]):
             return str.__str__(value)
         raise _type_error("str", "str", value)
 
+    def fast_text(self, w: Writer, x: str) -> tuple[str, str]:
+        """See `KeyCodec.fast_text`."""
+        return f"{x}.__class__ is str", x
+
     def decode(self, text: str) -> str:
         """Decode a str: identity. See `KeyCodec.decode`."""
         return text
@@ -279,6 +303,19 @@ class IntCodec(KeyCodec[int]):
             f"int key value has more than {_INT_MAX_DIGITS} decimal digits "
             f"(the int key encoding stores at most {_INT_MAX_DIGITS})"
         )
+
+    def fast_text(self, w: Writer, x: str) -> tuple[str, str]:
+        """See `KeyCodec.fast_text`."""
+        digits = w.var("digits")
+        two = w.ref(_TWO, "two")
+        return (
+            f"{x}.__class__ is int and 0 <= {x} < {_INT_LIMIT}",
+            f"{two}[len({digits} := str({x}))] + {digits}",
+        )
+
+    def max_chars(self) -> int:
+        """See `KeyCodec.max_chars`."""
+        return 3 + len(str(_INT_LIMIT))
 
     def decode(self, text: str) -> int:
         """Decode an int. See `KeyCodec.decode`."""
@@ -329,6 +366,14 @@ class FixedIntCodec(KeyCodec[int]):
             f"int key value {value} does not fit KeyFormat(width={self.width}): "
             f"the key stores {self.width} digits, values 0..{self._limit - 1}"
         )
+
+    def fast_text(self, w: Writer, x: str) -> tuple[str, str]:
+        """See `KeyCodec.fast_text`."""
+        return f"{x}.__class__ is int and 0 <= {x} < {self._limit}", f"format({x}, {self._spec!r})"
+
+    def max_chars(self) -> int:
+        """See `KeyCodec.max_chars`."""
+        return self.width
 
     def decode(self, text: str) -> int:
         """Decode a fixed-width int. See `KeyCodec.decode`."""
@@ -492,6 +537,14 @@ class BoolCodec(KeyCodec[bool]):
             return "false"
         raise _type_error("bool", "bool", value)
 
+    def fast_text(self, w: Writer, x: str) -> tuple[str, str]:
+        """See `KeyCodec.fast_text`."""
+        return f"{x} is True or {x} is False", f"'true' if {x} else 'false'"
+
+    def max_chars(self) -> int:
+        """See `KeyCodec.max_chars`."""
+        return 5
+
     def decode(self, text: str) -> bool:
         """Decode a bool. See `KeyCodec.decode`."""
         if text == "true":
@@ -600,6 +653,23 @@ class DatetimeCodec(KeyCodec[_dt.datetime]):
             )
         return value.isoformat(timespec=self._timespec)[: self._length] + "Z"
 
+    def fast_text(self, w: Writer, x: str) -> tuple[str, str]:
+        """See `KeyCodec.fast_text`."""
+        # Only an aware value at UTC offset zero: then the conversion to UTC is the
+        # identity and the text is the isoformat's prefix.
+        offset = w.var("offset")
+        condition = (
+            f"{x}.__class__ is {w.ref(_dt.datetime, 'datetime')} and "
+            f"({offset} := {x}.utcoffset()) is not None and not {offset}"
+        )
+        if self._divisor != 1:
+            condition += f" and not {x}.microsecond % {self._divisor}"
+        return condition, f"{x}.isoformat(timespec={self._timespec!r})[:{self._length}] + 'Z'"
+
+    def max_chars(self) -> int:
+        """See `KeyCodec.max_chars`."""
+        return self._length + 1
+
     def decode(self, text: str) -> _dt.datetime:
         """Decode a datetime. See `KeyCodec.decode`."""
         if (
@@ -674,6 +744,14 @@ class UUIDCodec(KeyCodec[uuid.UUID]):
         if not isinstance(value, uuid.UUID):
             raise _type_error("uuid", "uuid.UUID", value)
         return str(value)
+
+    def fast_text(self, w: Writer, x: str) -> tuple[str, str]:
+        """See `KeyCodec.fast_text`."""
+        return f"{x}.__class__ is {w.ref(uuid.UUID, 'UUID')}", f"str({x})"
+
+    def max_chars(self) -> int:
+        """See `KeyCodec.max_chars`."""
+        return 36
 
     def decode(self, text: str) -> uuid.UUID:
         """Decode a UUID. See `KeyCodec.decode`."""

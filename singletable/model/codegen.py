@@ -27,29 +27,17 @@ registered with `linecache`, so tracebacks show the generated lines.
 
 from __future__ import annotations
 
-import datetime as _dt
 import functools
 import linecache
 import re
-import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
-from singletable.attributes.size import MAX_ITEM_SIZE, attribute_value_size, check_item_size
+from singletable.attributes.fastpath import Writer
+from singletable.attributes.size import MAX_ITEM_SIZE, check_item_size
 from singletable.errors import ItemDecodeError
-from singletable.keys.codecs import (
-    _INT_LIMIT,
-    _TWO,
-    BoolCodec,
-    DatetimeCodec,
-    FixedIntCodec,
-    IntCodec,
-    KeyCodec,
-    StrCodec,
-    UUIDCodec,
-)
 from singletable.keys.templates import FieldSegment, KeyTemplate
 from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds
 from singletable.types import AttributeValue, Item
@@ -80,55 +68,11 @@ def _max_key_chars(template: KeyTemplate) -> int | None:
         if not isinstance(segment, FieldSegment):
             total += len(segment)
             continue
-        codec = segment.codec
-        if isinstance(codec, DatetimeCodec):
-            chars = codec._length + 1
-        elif isinstance(codec, FixedIntCodec):
-            chars = codec.width
-        elif isinstance(codec, UUIDCodec):
-            chars = _UUID_CHARS
-        elif isinstance(codec, BoolCodec):
-            chars = 5
-        elif isinstance(codec, IntCodec):
-            chars = 3 + len(str(_INT_LIMIT))
-        else:
+        chars = segment.codec.max_chars()
+        if chars is None:
             return None
         total += chars * 3 if segment.escaped else chars
     return total
-
-
-class _Source:
-    """A tiny indented-source builder."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.depth = 1
-
-    def __call__(self, line: str) -> None:
-        self.lines.append("    " * self.depth + line)
-
-    def indent(self) -> None:
-        self.depth += 1
-
-    def dedent(self) -> None:
-        self.depth -= 1
-
-
-class _Namespace:
-    """Constants and callables the generated code refers to, under generated names."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, Any] = {}
-        self._ids: dict[int, str] = {}
-
-    def ref(self, value: Any, hint: str) -> str:
-        known = self._ids.get(id(value))
-        if known is not None:
-            return known
-        name = f"_{hint}{len(self.values)}"
-        self.values[name] = value
-        self._ids[id(value)] = name
-        return name
 
 
 def _compile(name: str, body: list[str], namespace: dict[str, Any], label: str) -> Any:
@@ -137,7 +81,7 @@ def _compile(name: str, body: list[str], namespace: dict[str, Any], label: str) 
     The function is made inside a factory taking the namespace as parameters, so the
     generated code reads its constants and helpers as fast closure cells, not globals.
     """
-    signature = "item" if name == "from_item" else "obj"
+    signature = "item, check=False" if name == "from_item" else "obj"
     inner = f"    def {name}({signature}):\n" + "".join(f"    {line}\n" for line in body)
     source = f"def _make({', '.join(namespace)}):\n{inner}    return {name}\n"
     filename = f"<singletable {name} {label}>"
@@ -155,16 +99,20 @@ def _compile(name: str, body: list[str], namespace: dict[str, Any], label: str) 
 
 
 class _EncoderBuilder:
-    def __init__(self, plan: EntityPlan, epoch_seconds: Callable[[Any], int]) -> None:
+    def __init__(
+        self,
+        plan: EntityPlan,
+        epoch_seconds: Callable[[Any], int],
+        size_limit: int,
+        check_size: Callable[..., Any],
+    ) -> None:
+        self.size_limit = size_limit
+        self.check_size = check_size
         self.plan = plan
         self.epoch_seconds = epoch_seconds
-        self.src = _Source()
-        self.ns = _Namespace()
-        self.counter = 0
+        self.w = Writer(depth=1)
         #: Encoded field text per (field, codec identity): reused by every key that needs it.
         self.cache: dict[tuple[Any, ...], str] = {}
-        #: Bytes every item is known to stay under (names, keys, bounded scalars).
-        self.static = 0
         #: Fields held by a string primary key segment, with that key's byte limit.
         self.primary_key_bytes: dict[str, int] = {}
         for template in plan.primary.templates():
@@ -172,10 +120,6 @@ class _EncoderBuilder:
                 for name in template.fields:
                     limit = self.primary_key_bytes.get(name, template.max_bytes)
                     self.primary_key_bytes[name] = min(limit, template.max_bytes)
-
-    def var(self, prefix: str) -> str:
-        self.counter += 1
-        return f"{prefix}{self.counter}"
 
     # -- keys ----------------------------------------------------------------------------
 
@@ -186,19 +130,18 @@ class _EncoderBuilder:
         cached = self.cache.get(cache_key)
         if cached is not None:
             return cached
-        s, ns = self.src, self.ns
-        x, t = self.var("x"), self.var("t")
+        s = ns = self.w
+        x, t = s.var("x"), s.var("t")
         s(f"{x} = v[{segment.name!r}]")
-        fast = self.fast_key_text(codec, x, t)
+        fast = codec.fast_text(s, x)
         slow = ns.ref(functools.partial(template._encode_field, segment), "encode_field")
         if fast is None:
             s(f"{t} = {slow}({x})")
         else:
-            condition, lines = fast
+            condition, text = fast
             s(f"if {condition}:")
             s.indent()
-            for line in lines:
-                s(line)
+            s(f"{t} = {text}")
             if segment.escaped:
                 escaper = template.escaper
                 pattern = "[\\x00-" + re.escape(escaper.escape_char) + "]"
@@ -213,51 +156,15 @@ class _EncoderBuilder:
         self.cache[cache_key] = t
         return t
 
-    def fast_key_text(self, codec: KeyCodec[Any], x: str, t: str) -> tuple[str, list[str]] | None:
-        """(condition, lines) encoding ``x`` into ``t`` exactly as ``codec.encode`` would."""
-        kind = type(codec)
-        if kind is StrCodec:
-            return f"{x}.__class__ is str", [f"{t} = {x}"]
-        if kind is FixedIntCodec:
-            assert isinstance(codec, FixedIntCodec)
-            return (
-                f"{x}.__class__ is int and 0 <= {x} < {codec._limit}",
-                [f"{t} = format({x}, {codec._spec!r})"],
-            )
-        if kind is IntCodec:
-            two = self.ns.ref(_TWO, "two")
-            return (
-                f"{x}.__class__ is int and 0 <= {x} < {_INT_LIMIT}",
-                [f"{t} = str({x})", f"{t} = {two}[len({t})] + {t}"],
-            )
-        if kind is DatetimeCodec:
-            assert isinstance(codec, DatetimeCodec)
-            # Only an aware value at UTC offset zero takes the fast path: then the codec's
-            # conversion to UTC is the identity and its text is the isoformat's prefix.
-            dt = self.ns.ref(_dt.datetime, "datetime")
-            off = self.var("off")
-            self.src(f"{off} = {x}.utcoffset() if {x}.__class__ is {dt} else None")
-            condition = f"{off} is not None and not {off}"
-            if codec._divisor != 1:
-                condition += f" and not {x}.microsecond % {codec._divisor}"
-            return condition, [
-                f"{t} = {x}.isoformat(timespec={codec._timespec!r})[:{codec._length}] + 'Z'"
-            ]
-        if kind is UUIDCodec:
-            return f"{x}.__class__ is {self.ns.ref(uuid.UUID, 'UUID')}", [f"{t} = str({x})"]
-        if kind is BoolCodec:
-            return f"{x} is True or {x} is False", [f"{t} = 'true' if {x} else 'false'"]
-        return None
-
     def key_value(self, template: KeyTemplate) -> str:
         """Emit code building one key attribute value; return the expression for it."""
-        s, ns = self.src, self.ns
-        self.static += _utf8_len(template.attribute)
+        s = ns = self.w
+        self.w.static += _utf8_len(template.attribute)
         if template.key_type != "S":
-            self.static += _MAX_NUMBER_SIZE
+            self.w.static += _MAX_NUMBER_SIZE
             fmt = ns.ref(template.format_object, "format_object")
             return f"{{{template.key_type!r}: {fmt}(obj)}}"
-        self.static += template.max_bytes  # _finish refuses longer keys
+        self.w.static += template.max_bytes  # _finish refuses longer keys
         parts: list[str] = []
         literal = ""
         for i, segment in enumerate(template.segments):
@@ -275,7 +182,7 @@ class _EncoderBuilder:
         cache_key = ("key", template.max_bytes, *parts)
         key = self.cache.get(cache_key)
         if key is None:
-            key = self.var("key")
+            key = self.w.var("key")
             s(f"{key} = {' + '.join(parts)}")
             # _finish only refuses an empty or an oversized key: call it only when the
             # key could be either.
@@ -288,7 +195,7 @@ class _EncoderBuilder:
         return f"{{'S': {key}}}"
 
     def key_plan(self, key_plan: KeyPlan, item_exists: bool) -> None:
-        s = self.src
+        s = self.w
         sparse = sorted(key_plan.optional_fields)
         saved_cache = dict(self.cache)
         if sparse:
@@ -307,229 +214,268 @@ class _EncoderBuilder:
 
     # -- attributes ----------------------------------------------------------------------
 
-    def attribute(self, name: str, attribute: str, encode: Callable[[Any], Any]) -> None:
-        """Emit code writing one field's attribute and adding its size to the estimate.
+    def attribute(self, name: str, attribute: str) -> None:
+        """Emit code writing one field's attribute and bounding its size.
 
-        ``exact`` accumulates bytes and ``n`` characters of text (at most 4 UTF-8 bytes
-        each); the sizes of values off a fast path are computed exactly.
+        The field's codec supplies the code (`FastPath`); a string that is also part of
+        a primary key is bounded by that key's byte limit, which the key check enforces.
         """
-        s, ns = self.src, self.ns
-        params = self.plan.fields[name].codec.params()
-        self.static += _utf8_len(attribute)
-        x, av = self.var("x"), self.var("av")
-        a = repr(attribute)
-        size = ns.ref(attribute_value_size, "av_size")
-        slow = [
-            f"{av} = {ns.ref(encode, 'encode')}({x})",
-            f"if {av} is not None:",
-            f"    item[{a}] = {av}",
-            f"    exact += {size}({av})",
-        ]
-        s(f"{x} = v[{name!r}]")
-        fast = self.fast_attribute(name, params, x, a, slow)
-        if fast is not None:
-            condition, lines = fast
-            s(f"if {condition}:")
-            for line in lines:
-                s("    " + line)
-            s(f"elif {x} is not None:")
-        else:
-            s(f"if {x} is not None:")
-        for line in slow:
-            s("    " + line)
+        w = self.w
+        fast = self.plan.fields[name].codec.fast
+        w.bound(_utf8_len(attribute))
+        x = w.var("x")
+        store = f"item[{attribute!r}] = {{}}"
+        w(f"{x} = v[{name!r}]")
+        expr = fast.expression(w, x)
+        if expr is None or expr.omit is not None:
+            with w.block(f"if {x} is not None:"):  # None is omitted
+                fast.emit(w, x, store)
+            return
+        key_bytes = self.primary_key_bytes.get(name)
+        if key_bytes is not None and expr.kind == "S":
+            expr = expr._replace(chars=None, static=key_bytes)
+        # One test for the common case: a guard never holds for None, which is omitted.
+        fast.emit_expression(w, x, store, expr, otherwise=f"elif {x} is not None:")
 
-    def fast_attribute(
-        self, x_name: str, params: Mapping[str, Any], x: str, a: str, slow: list[str]
-    ) -> tuple[str, list[str]] | None:
-        """(condition, lines): the codec's own fast path for ``x``, inlined, with its size."""
-        ns = self.ns
-        kind, python = params.get("type"), params.get("python")
-        if kind == "S" and python == "str":
-            key_bytes = self.primary_key_bytes.get(x_name)
-            if key_bytes is not None:
-                # Its text is part of a primary key, which is refused above this size.
-                self.static += key_bytes
-                return f"{x}.__class__ is str", [f"item[{a}] = {{'S': {x}}}"]
-            return f"{x}.__class__ is str", [f"item[{a}] = {{'S': {x}}}", f"n += len({x})"]
-        if kind == "N" and python == "int":
-            self.static += _MAX_NUMBER_SIZE
-            bound = _INT_FAST_BOUND
-            return (
-                f"{x}.__class__ is int and {-bound} < {x} < {bound}",
-                [f"item[{a}] = {{'N': str({x})}}"],
-            )
-        if kind == "BOOL":
-            self.static += 1
-            return f"{x} is True or {x} is False", [f"item[{a}] = {{'BOOL': {x}}}"]
-        if kind == "S" and python == "datetime":
-            self.static += _MAX_ISOFORMAT_CHARS
-            dt = ns.ref(_dt.datetime, "datetime")
-            # UTC values (the common case) are already in stored form; any other offset, or
-            # a naive value, takes the codec's path (`datetime_text`).
-            utc = ns.ref(_dt.timezone.utc, "utc")
-            return (
-                f"{x}.__class__ is {dt} and {x}.tzinfo is {utc}",
-                [f"item[{a}] = {{'S': {x}.isoformat(timespec='microseconds')}}"],
-            )
-        if kind == "S" and python == "UUID":
-            self.static += _UUID_CHARS
-            return (
-                f"{x}.__class__ is {ns.ref(uuid.UUID, 'UUID')}",
-                [f"item[{a}] = {{'S': str({x})}}"],
-            )
-        items = params.get("items") or params.get("values")
-        plain_str = (
-            isinstance(items, Mapping)  # not a fixed tuple's list of codecs
-            and items.get("type") == "S"
-            and items.get("python") == "str"
-            and not items.get("nullable")
-        )
-        if kind in ("list", "tuple") and plain_str:
-            # L of S: 3 + sum(1 + UTF-8 bytes).
-            elements = self.var("elements")
-            join = ns.ref("".join, "join")
-            return f"{x}.__class__ is list or {x}.__class__ is tuple", [
-                f"{elements} = [{{'S': e}} for e in {x} if e.__class__ is str]",
-                f"if len({elements}) == len({x}):",
-                f"    item[{a}] = {{'L': {elements}}}",
-                f"    exact += 3 + len({elements})",
-                f"    n += len({join}({x}))",
-                "else:",
-                *("    " + line for line in slow),
-            ]
-        if kind == "map" and plain_str:
-            # M of S: 3 + sum(1 + key bytes + value bytes).
-            entries = self.var("entries")
-            return f"{x}.__class__ is dict", [
-                f"{entries} = {{}}",
-                f"for k, e in {x}.items():",
-                # Exactly the codec's fast path (str keys, non-empty; str values); any
-                # other entry sends the whole map through the codec, which decides.
-                "    if k.__class__ is str and k and e.__class__ is str:",
-                f"        {entries}[k] = {{'S': e}}",
-                "        n += len(k) + len(e)",
-                "    else:",
-                f"        {entries} = None",
-                "        break",
-                f"if {entries} is not None:",
-                f"    item[{a}] = {{'M': {entries}}}",
-                f"    exact += 3 + len({entries})",
-                "else:",
-                *("    " + line for line in slow),
-            ]
-        return None
+    def display(self, keys: list[tuple[str, str]], identity: list[tuple[str, str]]) -> None:
+        """Emit the item as one dict display when every field takes its fast path.
+
+        This is the shape of code written by hand; otherwise (``else:``) the item is
+        built field by field.
+
+        Fields without a single-expression fast path (``Any``, sets, ...) get a placeholder
+        in the display, filled in (or deleted) after it, so attribute order is the
+        reference's either way; an omitted ``None`` is deleted the same way.
+        """
+        w, plan = self.w, self.plan
+        guards: list[str] = []
+        entries = [f"{a!r}: {value}" for a, value in keys]
+        chars: list[str] = []
+        nbytes: list[str] = []
+        # (field, attribute, x or the left-out condition, filled in by statements)
+        after: list[tuple[str, str, str, bool]] = []
+        for name, attribute, _encode in plan._encoders:
+            fast = plan.fields[name].codec.fast
+            x = w.var("x")
+            w(f"{x} = v[{name!r}]")
+            w.bound(_utf8_len(attribute))
+            expr = fast.expression(w, x)
+            if expr is None:
+                entries.append(f"{attribute!r}: None")
+                after.append((name, attribute, x, True))
+                continue
+            key_bytes = self.primary_key_bytes.get(name)
+            if key_bytes is not None and expr.kind == "S":
+                expr = expr._replace(chars=None, static=key_bytes)
+            w.bound(expr.static)
+            omit = [f"{x} is None"] if fast.nullable else []
+            omit += [expr.omit] if expr.omit is not None else []
+            if omit:
+                # Left out (None, an empty set): a placeholder, deleted after the display.
+                left_out = " or ".join(omit)
+                guard = f"({x} is None or {expr.guard})" if fast.nullable else f"({expr.guard})"
+                guards.append(guard)
+                entries.append(f"{attribute!r}: None if {left_out} else {expr.value}")
+                after.append((name, attribute, left_out, False))
+                chars += [f"(0 if {left_out} else {expr.chars})"] if expr.chars else []
+                nbytes += [f"(0 if {left_out} else {expr.nbytes})"] if expr.nbytes else []
+            else:
+                guards.append(f"({expr.guard})")
+                entries.append(f"{attribute!r}: {expr.value}")
+                chars += [expr.chars] if expr.chars else []
+                nbytes += [expr.nbytes] if expr.nbytes else []
+        entries += [f"{a!r}: {value}" for a, value in identity]
+        with w.block(f"if {' and '.join(guards) or 'True'}:"):
+            w(f"item = {{{', '.join(entries)}}}")
+            w(f"n = {' + '.join(chars) or '0'}")
+            w(f"exact = {' + '.join(nbytes) or '0'}")
+            for name, attribute, x, by_statements in after:
+                store = f"item[{attribute!r}] = {{}}"
+                if not by_statements:
+                    with w.block(f"if {x}:"):  # the left-out condition
+                        w(f"del item[{attribute!r}]")
+                    continue
+                with w.block(f"if {x} is None:"):
+                    w(f"del item[{attribute!r}]")
+                with w.block("else:"):
+                    plan.fields[name].codec.fast.emit(w, x, store)
+                    with w.block(f"if item[{attribute!r}] is None:"):
+                        w(f"del item[{attribute!r}]")  # omitted (an empty set)
+        with w.block("else:"):
+            body = ", ".join(f"{a!r}: {value}" for a, value in keys)
+            w(f"item = {{{body}}}")
+            w("n = 0")
+            w("exact = 0")
+            for name, attribute, _encode in plan._encoders:
+                self.attribute(name, attribute)
+            for a, value in identity:
+                w(f"item[{a!r}] = {value}")
 
     def build(self) -> Callable[[BaseModel], Item]:
-        plan, s, ns = self.plan, self.src, self.ns
+        plan, s = self.plan, self.w
+        ns = s
         table = plan.table
         s("v = obj.__dict__")
-        self.key_plan(plan.primary, item_exists=False)
-        for index in plan.indexes.values():
-            self.key_plan(index, item_exists=True)
-        s("n = 0")
-        s("exact = 0")
-        for name, attribute, encode in plan._encoders:
-            self.attribute(name, attribute, encode)
-        if plan.ttl_field is not None and table.ttl_attribute is not None:
+        identity = [
+            (table.entity_attribute, f"{{'S': {plan.name!r}}}"),
+            (table.version_attribute, f"{{'N': {str(plan.version)!r}}}"),
+        ]
+        self.w.static += _utf8_len(table.entity_attribute) + _utf8_len(plan.name)
+        self.w.static += _utf8_len(table.version_attribute) + _MAX_NUMBER_SIZE
+        has_ttl = plan.ttl_field is not None and table.ttl_attribute is not None
+        if any(index.optional_fields for index in plan.indexes.values()):
+            # A sparse index's keys sit between the primary key and the fields when
+            # present: field by field keeps that order.
+            self.key_plan(plan.primary, item_exists=False)
+            for index in plan.indexes.values():
+                self.key_plan(index, item_exists=True)
+            s("n = 0")
+            s("exact = 0")
+            for name, attribute, _encode in plan._encoders:
+                self.attribute(name, attribute)
+            tail = identity
+        else:
+            keys = [
+                (t.attribute, self.key_value(t))
+                for key_plan in (plan.primary, *plan.indexes.values())
+                for t in key_plan.templates()
+            ]
+            self.display(keys, [] if has_ttl else identity)
+            tail = identity if has_ttl else []
+        if has_ttl:
+            assert plan.ttl_field is not None
+            assert table.ttl_attribute is not None
             epoch = ns.ref(self.epoch_seconds, "epoch_seconds")
             s(f"ttl = v[{plan.ttl_field!r}]")
             s("if ttl is not None:")
             s(f"    item[{table.ttl_attribute!r}] = {{'N': str({epoch}(ttl))}}")
-            self.static += _utf8_len(table.ttl_attribute) + _MAX_NUMBER_SIZE
-        s(f"item[{table.entity_attribute!r}] = {{'S': {plan.name!r}}}")
-        s(f"item[{table.version_attribute!r}] = {{'N': {str(plan.version)!r}}}")
-        self.static += _utf8_len(table.entity_attribute) + _utf8_len(plan.name)
-        self.static += _utf8_len(table.version_attribute) + _MAX_NUMBER_SIZE
-        check = ns.ref(check_item_size, "check_item_size")
+            self.w.static += _utf8_len(table.ttl_attribute) + _MAX_NUMBER_SIZE
+        for a, value in tail:
+            s(f"item[{a!r}] = {value}")
+        check = ns.ref(self.check_size, "check_item_size")
         label = ns.ref(plan.label, "label")
-        s(f"if {self.static} + exact + 4 * n > {MAX_ITEM_SIZE}:")
+        s(f"if {s.static} + exact + 4 * n > {self.size_limit}:")
         s(f"    {check}(item, where={label})")
         s("return item")
         function: Callable[[BaseModel], Item] = _compile(
-            "to_item", self.src.lines, ns.values, plan.model.__qualname__
+            "to_item", s.lines, s.values, plan.model.__qualname__
         )
         return function
 
 
 def build_item_encoder(
-    plan: EntityPlan, *, epoch_seconds: Callable[[Any], int]
+    plan: EntityPlan,
+    *,
+    epoch_seconds: Callable[[Any], int],
+    size_limit: int = MAX_ITEM_SIZE,
+    check_size: Callable[..., Any] = check_item_size,
 ) -> Callable[[BaseModel], Item]:
     """Generate the specialised ``to_item`` function of an entity plan.
 
     Args:
         plan: The compiled entity plan (its templates, codecs and table).
         epoch_seconds: Converts a TTL field's value to epoch seconds.
+        size_limit: Items whose size bound exceeds this are passed to ``check_size``.
+        check_size: Called as ``check_size(item, where=label)`` for those items; the
+            default measures exactly and refuses items over DynamoDB's limit. (Tests
+            pass a recorder and a lower limit to prove the bound never undercounts.)
 
     Returns:
         A function ``obj -> item`` equal in results and errors to
         ``plan._to_item_reference``.
     """
-    return _EncoderBuilder(plan, epoch_seconds).build()
+    return _EncoderBuilder(plan, epoch_seconds, size_limit, check_size).build()
 
 
 # --------------------------------------------------------------------------------------
 # Decoder
 
 
-def build_item_decoder(plan: EntityPlan) -> Callable[[Mapping[str, AttributeValue]], Any]:
+def build_item_decoder(plan: EntityPlan) -> Callable[..., Any]:
     """Generate the specialised ``from_item`` function of an entity plan.
+
+    The function takes ``(item, check=False)``; with ``check`` it first refuses an item
+    that another entity (or another registered version) wrote, as
+    `EntityPlan.check_identity` does, at the cost of one comparison when the item is
+    the plan's own.
 
     Args:
         plan: The compiled entity plan.
 
     Returns:
-        A function ``item -> model instance`` equal in results and errors to
-        ``plan._from_item_reference``.
+        A function ``(item, check=False) -> model instance`` equal in results and errors
+        to ``plan._from_item_reference`` (after ``plan.check_identity`` with ``check``).
     """
-    src, ns = _Source(), _Namespace()
-    src("data = {}")
+    w = Writer(depth=1)
+    table = plan.table
+    with w.block("if check:"):
+        # The plan's own items pass on two comparisons; anything else gets the full check.
+        w(f"et = item.get({table.entity_attribute!r})")
+        w(f"ev = item.get({table.version_attribute!r})")
+        with w.block(
+            f"if et is not None and (et.get('S') != {plan.name!r} or ev is None or "
+            f"ev.get('N') != {str(plan.version)!r}):"
+        ):
+            w(f"{w.ref(plan.check_identity, 'check_identity')}(item)")
+    w("data = {}")
     for name, field in plan.fields.items():
-        params = field.codec.params()
-        kind, python = params.get("type"), params.get("python")
-        dec = ns.ref(field.codec.from_av, "decode")
-        src(f"av = item.get({field.attribute!r})")
-        src("if av is not None:")
-        src.indent()
-        # The inline forms are the codecs' own fast paths; anything else goes to the codec.
-        inline = None
-        if kind == "S" and python == "str":
-            inline = ("av['S']", "KeyError, TypeError")
-        elif kind == "N" and python == "int":
-            inline = ("int(av['N'])", "KeyError, TypeError, ValueError")
-        elif kind == "BOOL":
-            inline = ("av['BOOL']", "KeyError, TypeError")
-        if inline is None:
-            src(f"data[{name!r}] = {dec}(av)")
-        else:
-            expression, errors = inline
-            src("try:")
-            src(f"    data[{name!r}] = {expression}")
-            src(f"except ({errors}):")
-            src(f"    data[{name!r}] = {dec}(av)")
-        src.dedent()
+        dec = w.ref(field.codec.from_av, "decode")
+        w(f"av = item.get({field.attribute!r})")
+        with w.block("if av is not None:"):
+            # The inline forms are the codecs' own fast paths; anything else goes to the codec.
+            inline = field.codec.fast.decode(w, "av")
+            if inline is not None and inline.lax and _strict(plan.model, name):
+                inline = None
+            if inline is None:
+                w(f"data[{name!r}] = {dec}(av)")
+            else:
+                with w.block("try:"):
+                    w(f"data[{name!r}] = {inline.expression}")
+                with w.block(f"except ({inline.errors}):"):
+                    w(f"data[{name!r}] = {dec}(av)")
         if field.is_set and not field.nullable:
-            src("else:")
-            src(f"    data[{name!r}] = set()")
+            with w.block("else:"):
+                w(f"data[{name!r}] = set()")
         elif field.nullable and (field.required or field.is_set):
-            src("else:")
-            src(f"    data[{name!r}] = None")
-    fill = ns.ref(plan._fill_from_keys, "fill_from_keys")
-    model = ns.ref(plan.model, "model")
-    error = ns.ref(ItemDecodeError, "ItemDecodeError")
-    src(f"if len(data) < {len(plan.fields)}:")
-    src(f"    {fill}(item, data)")
-    src("try:")
-    src(f"    return {model}.model_validate(data)")
-    src("except ValueError as exc:")
-    message = f"{plan.label}: stored item does not validate: "
-    src(f"    raise {error}({message!r} + str(exc)) from exc")
-    function: Callable[[Mapping[str, AttributeValue]], Any] = _compile(
-        "from_item", src.lines, ns.values, plan.model.__qualname__
-    )
+            with w.block("else:"):
+                w(f"data[{name!r}] = None")
+    fill = w.ref(plan._fill_from_keys, "fill_from_keys")
+    model = w.ref(plan.model, "model")
+    error = w.ref(ItemDecodeError, "ItemDecodeError")
+    with w.block(f"if len(data) < {len(plan.fields)}:"):
+        w(f"{fill}(item, data)")
+    with w.block("try:"):
+        w(f"return {model}.model_validate(data)")
+    with w.block("except ValueError as exc:"):
+        message = f"{plan.label}: stored item does not validate: "
+        w(f"raise {error}({message!r} + str(exc)) from exc")
+    function: Callable[..., Any] = _compile("from_item", w.lines, w.values, plan.model.__qualname__)
     return function
 
 
+def _strict(model: type[BaseModel], name: str) -> bool:
+    """Whether pydantic validates field ``name`` of ``model`` in strict mode."""
+    if model.model_config.get("strict"):
+        return True
+    return any(getattr(m, "strict", False) for m in model.model_fields[name].metadata)
+
+
 def install_generated_codecs(plan: EntityPlan) -> None:
-    """Generate ``plan``'s item encoder and decoder and attach them to the (frozen) plan."""
-    object.__setattr__(plan, "_item_encoder", build_item_encoder(plan, epoch_seconds=epoch_seconds))
-    object.__setattr__(plan, "_item_decoder", build_item_decoder(plan))
+    """Attach ``plan``'s item encoder and decoder, generated on their first call.
+
+    Generating and compiling the source costs more than the rest of an entity class's
+    definition, so a class that is defined and never used does not pay it.
+    """
+
+    def encode_first(obj: BaseModel) -> Item:
+        encoder = build_item_encoder(plan, epoch_seconds=epoch_seconds)
+        object.__setattr__(plan, "_item_encoder", encoder)
+        return encoder(obj)
+
+    def decode_first(item: Mapping[str, AttributeValue], check: bool = False) -> Any:
+        decoder = build_item_decoder(plan)
+        object.__setattr__(plan, "_item_decoder", decoder)
+        return decoder(item, check)
+
+    object.__setattr__(plan, "_item_encoder", encode_first)
+    object.__setattr__(plan, "_item_decoder", decode_first)

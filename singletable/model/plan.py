@@ -113,9 +113,7 @@ class EntityPlan:
     # Generated from the fields above by `codegen.install_generated_codecs` at compile time:
     # the hot paths of to_item/from_item.
     _item_encoder: Callable[[BaseModel], Item] = field(init=False, repr=False, compare=False)
-    _item_decoder: Callable[[Mapping[str, AttributeValue]], BaseModel] = field(
-        init=False, repr=False, compare=False
-    )
+    _item_decoder: Callable[..., BaseModel] = field(init=False, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -143,6 +141,13 @@ class EntityPlan:
     def key_from_values(self, values: Mapping[str, Any]) -> Item:
         """The primary key attributes from field values."""
         return self.primary.key_from_values(values)
+
+    def key_of_item(self, item: Item) -> Item:
+        """The primary key attributes of an item `to_item` built (no re-encoding)."""
+        table = self.table
+        if table.sk is None:
+            return {table.pk: item[table.pk]}
+        return {table.pk: item[table.pk], table.sk: item[table.sk]}
 
     def identity_attributes(self) -> Item:
         """The bookkeeping attributes that identify the entity on every stored item."""
@@ -178,13 +183,46 @@ class EntityPlan:
         check_item_size(item, where=self.label)
         return item
 
-    def from_item(self, item: Mapping[str, AttributeValue]) -> BaseModel:
+    def from_item(self, item: Mapping[str, AttributeValue], *, check: bool = False) -> BaseModel:
         """Decode a stored item into a validated model instance.
 
         Fields missing from the item (an index projection that did not copy them) are
         recovered from the key attributes when a key template holds them.
+
+        Args:
+            item: The low-level item.
+            check: First refuse an item another entity wrote (`check_identity`).
         """
-        return self._item_decoder(item)
+        return self._item_decoder(item, check)
+
+    def check_identity(self, item: Mapping[str, AttributeValue]) -> None:
+        """Refuse to decode an item that another entity (or registered version) wrote.
+
+        An item without the entity attribute (not written by singletable) passes: decoding
+        says what it misses.
+
+        Raises:
+            ItemDecodeError: The item names another entity, or another version of this
+                one that the table has registered.
+        """
+        table = self.table
+        et = item.get(table.entity_attribute)
+        ev = item.get(table.version_attribute)
+        name = et.get("S") if isinstance(et, Mapping) else None
+        version = ev.get("N") if isinstance(ev, Mapping) else None
+        if name is None:
+            return
+        registered_other = (
+            version is not None
+            and version != str(self.version)
+            and version.isdigit()
+            and table.entity_plan(name, int(version)) is not None
+        )
+        if name != self.name or registered_other:
+            raise ItemDecodeError(
+                f"{self.label}: the item was written by entity {name!r} version "
+                f"{version}; read it with that entity's class"
+            )
 
     def _from_item_reference(self, item: Mapping[str, AttributeValue]) -> BaseModel:
         """`from_item` written plainly: the specification the generated decoder must match."""

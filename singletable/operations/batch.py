@@ -35,6 +35,21 @@ def _backoff(attempt: int, base: float, cap: float) -> float:
     return random.uniform(0, min(cap, base * (2**attempt)))
 
 
+def _put_plan(model: type[BaseModel]) -> EntityPlan:
+    """The plan of a class whose instances a batch write puts, refused if it cannot."""
+    plan = plan_of(model)
+    if plan.version_field is not None:
+        # BatchWriteItem carries no conditions, so it cannot check versions:
+        # writing such an item unchecked could silently undo a concurrent write.
+        raise RequestLimitError(
+            f"{plan.label} uses optimistic locking (version_field="
+            f"{plan.version_field!r}), which a batch write cannot check; write it "
+            "with put() or in a TransactWrite"
+        )
+    _refuse_unique(plan, "put")
+    return plan
+
+
 def _refuse_unique(plan: EntityPlan, what: str) -> None:
     if plan.unique:
         names = ", ".join(c.name for c in plan.unique)
@@ -75,24 +90,19 @@ class BatchWrite(Operation[BatchWriteResult]):
         capacity: ReturnCapacity | None = None,
     ) -> None:
         self.requests: list[tuple[str, dict[str, Any]]] = []
-        seen: set[tuple[str, str]] = set()
+        seen: set[tuple[Any, ...]] = set()
         self.n_put = 0
         self.n_delete = 0
         now = utc_now()
+        plans: dict[type[BaseModel], EntityPlan] = {}  # each class checked once
         for obj in puts:
-            plan = plan_of(type(obj))
-            if plan.version_field is not None:
-                # BatchWriteItem carries no conditions, so it cannot check versions:
-                # writing such an item unchecked could silently undo a concurrent write.
-                raise RequestLimitError(
-                    f"{plan.label} uses optimistic locking (version_field="
-                    f"{plan.version_field!r}), which a batch write cannot check; write it "
-                    "with put() or in a TransactWrite"
-                )
-            _refuse_unique(plan, "put")
-            obj = stamp_times(plan, obj, now)
+            plan = plans.get(type(obj))
+            if plan is None:
+                plan = plans[type(obj)] = _put_plan(type(obj))
+            if plan.updated_at_field is not None or plan.created_at_field is not None:
+                obj = stamp_times(plan, obj, now)
             item = plan.to_item(obj)
-            self._add(plan, plan.key(obj), {"PutRequest": {"Item": item}}, seen)
+            self._add(plan, plan.key_of_item(item), {"PutRequest": {"Item": item}}, seen)
             self.n_put += 1
         for plan, key in deletes:
             _refuse_unique(plan, "delete")
@@ -105,9 +115,11 @@ class BatchWrite(Operation[BatchWriteResult]):
         self.capacity = capacity
 
     def _add(
-        self, plan: EntityPlan, key: Item, request: dict[str, Any], seen: set[tuple[str, str]]
+        self, plan: EntityPlan, key: Item, request: dict[str, Any], seen: set[tuple[Any, ...]]
     ) -> None:
-        ident = (plan.table.name, repr(sorted(key.items())))
+        # A key's attribute values hold hashable text or bytes: (name, type, value) per
+        # attribute identifies it (repr() of the sorted key did too, at twice the cost).
+        ident = (plan.table.name, *[(a, *av.items()) for a, av in key.items()])
         if ident in seen:
             raise RequestLimitError(
                 f"{plan.label}: the same key appears twice in one batch write "

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from singletable.errors import ConditionFailedError, ItemDecodeError, KeyEncodeError, ServiceError
+from singletable.errors import ConditionFailedError, KeyEncodeError, ServiceError
 from singletable.expressions.tree import Condition, FieldRef, Placeholders, render_condition
 from singletable.operations.protocol import ReturnCapacity
-from singletable.types import AttributeValue, Item
+from singletable.types import AttributeValue
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan
@@ -38,25 +38,6 @@ def _passthrough(value: Any) -> AttributeValue:
 def utc_now() -> datetime:
     """The current time, aware, in UTC (the stamp of ``created_at`` / ``updated_at``)."""
     return datetime.now(timezone.utc)
-
-
-def check_identity(plan: EntityPlan, item: Item) -> None:
-    """Refuse to decode an item that another entity (or registered version) wrote."""
-    table = plan.table
-    name = item.get(table.entity_attribute, {}).get("S")
-    version = item.get(table.version_attribute, {}).get("N")
-    if name is None:
-        return  # not written by singletable; decoding will say what is missing
-    registered_other = (
-        version is not None
-        and version != str(plan.version)
-        and table.entity_plan(name, int(version)) is not None
-    )
-    if name != plan.name or registered_other:
-        raise ItemDecodeError(
-            f"{plan.label}: the item at this key was written by entity {name!r} version "
-            f"{version}; read it with that entity's class"
-        )
 
 
 def stamp_times(plan: EntityPlan, obj: E, now: datetime) -> E:

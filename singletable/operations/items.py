@@ -27,7 +27,6 @@ from singletable.model.fields import FieldRefs
 from singletable.model.plan import plan_of
 from singletable.operations.common import (
     apply_condition,
-    check_identity,
     condition_failed,
     key_ref,
     request_capacity,
@@ -212,8 +211,7 @@ class Get(Operation["E | None"]):
         item = response.get("Item")
         if item is None:
             return None
-        check_identity(self.plan, item)
-        return self.plan.from_item(item)  # type: ignore[return-value]
+        return self.plan.from_item(item, check=True)  # type: ignore[return-value]
 
     def project(self, *fields: str) -> ProjectedGet:
         """Read only these fields; the result is a ``dict`` of decoded values."""

@@ -108,7 +108,7 @@ class TransactWrite(Operation[None]):
         return self._add(
             op.plan.label,
             op.plan.table.name,
-            op.plan.key(op.written),
+            op.plan.key_of_item(op.item),
             {"Put": params},
             item_size(op.item),
         )

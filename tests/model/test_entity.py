@@ -567,7 +567,7 @@ def test_from_item_of_another_entity_is_refused() -> None:
     item = Actor(actor_id="u_1", display_name="Ada").to_item()
     with pytest.raises(ItemDecodeError) as info:
         AuditEvent.from_item(item)
-    assert "item belongs to entity 'Actor', not 'AuditEvent'" in str(info.value)
+    assert "written by entity 'Actor' version 1" in str(info.value)
 
 
 def test_invalid_stored_item_names_the_entity() -> None:

@@ -1,0 +1,452 @@
+"""Encode/decode cost over a family of models, each against hand-written code.
+
+The models (``--show NAME`` prints a model's hand-written encoder and decoder):
+
+* **audit**: the audit event of bench_codecs plus a ``dict[str, Any]``, a ``set[str]`` and
+  a ``Decimal`` (issue 13's model);
+* **order**: an order with a nested address, a list of line models, optional fields and
+  an enum;
+* **reading**: a numeric-heavy sensor reading (datetime sort key, floats, ints, Decimals);
+* **random-N**: models drawn (seeded) from the supported field kinds, optional or not.
+
+The hand-written side is what one writes for one class by hand: one dict literal per
+item with an expression per field (``{"N": str(v)}``, ``{"L": [{"M": ...} for ...]}``, a
+small recursive function for ``Any``), no checks, and ``model_validate`` of a dict built
+by hand. It is assembled from per-type snippets (`KINDS`) so the random models get one
+too; the script asserts that it writes exactly the item singletable writes and that both
+decoders read back the original.
+
+Targets: encode <= 1.25x, decode <= 1.5x hand-written, on every model.
+Run: ``python3 benchmarks/bench_family.py [--quick] [--random 6] [--show audit]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import enum
+import random
+import re
+import sys
+import timeit
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pydantic
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import singletable as st
+
+T0 = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
+TARGETS = {"encode": 1.25, "decode": 1.5}
+
+
+class Status(str, enum.Enum):
+    """An order status."""
+
+    OPEN = "open"
+    PAID = "paid"
+    SHIPPED = "shipped"
+
+
+class Address(pydantic.BaseModel):
+    """A nested model."""
+
+    street: str
+    city: str
+    postcode: str | None = None
+
+
+class Line(pydantic.BaseModel):
+    """A nested model in a list."""
+
+    sku: str
+    qty: int
+    price: Decimal
+
+
+def _any_enc(v: Any) -> dict[str, Any]:
+    # How one writes a generic converter by hand: the JSON-like types, no checks.
+    if isinstance(v, str):
+        return {"S": v}
+    if isinstance(v, bool):
+        return {"BOOL": v}
+    if isinstance(v, (int, float, Decimal)):
+        return {"N": str(v)}
+    if v is None:
+        return {"NULL": True}
+    if isinstance(v, dict):
+        return {"M": {k: _any_enc(e) for k, e in v.items()}}
+    return {"L": [_any_enc(e) for e in v]}
+
+
+def _any_dec(av: dict[str, Any]) -> Any:
+    ((kind, v),) = av.items()
+    if kind == "S":
+        return v
+    if kind == "N":
+        return int(v) if v.lstrip("-").isdigit() else Decimal(v)
+    if kind == "BOOL":
+        return v
+    if kind == "NULL":
+        return None
+    if kind == "M":
+        return {k: _any_dec(e) for k, e in v.items()}
+    return [_any_dec(e) for e in v]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A field type: annotation, a value per item index, and hand-written snippets."""
+
+    annotation: Any
+    value: Callable[[int], Any]
+    encode: str  # expression over ``v``
+    decode: str  # expression over ``a``
+    omit_empty: bool = False  # sets: an empty set is not written
+
+
+def _addr(i: int) -> Address:
+    return Address(street=f"{i} Main St", city="Lyon", postcode=None if i % 3 else f"690{i % 10}0")
+
+
+def _lines(i: int) -> list[Line]:
+    return [
+        Line(sku=f"SKU-{i % 97}-{j}", qty=1 + j, price=Decimal(f"{9 + j}.{i % 100:02d}"))
+        for j in range(1 + i % 3)
+    ]
+
+
+_LINE_ENC = '{"M": {"sku": {"S": e.sku}, "qty": {"N": str(e.qty)}, "price": {"N": str(e.price)}}}'
+_LINE_DEC = (
+    '{"sku": e["M"]["sku"]["S"], "qty": int(e["M"]["qty"]["N"]), "price": e["M"]["price"]["N"]}'
+)
+
+KINDS: dict[str, Kind] = {
+    "str": Kind(str, lambda i: f"value-{i % 41}", '{"S": v}', 'a["S"]'),
+    "int": Kind(int, lambda i: i * 37 % 100_000, '{"N": str(v)}', 'int(a["N"])'),
+    "float": Kind(float, lambda i: i * 0.37 + 0.5, '{"N": repr(v)}', 'float(a["N"])'),
+    "decimal": Kind(Decimal, lambda i: Decimal(f"{i}.{i % 97:02d}"), '{"N": str(v)}', 'a["N"]'),
+    "bool": Kind(bool, lambda i: i % 3 == 0, '{"BOOL": v}', 'a["BOOL"]'),
+    "datetime": Kind(
+        datetime,
+        lambda i: T0 + timedelta(seconds=i * 7, microseconds=i * 131 % 1_000_000),
+        '{"S": v.isoformat(timespec="microseconds")}',
+        'a["S"]',
+    ),
+    "date": Kind(
+        date, lambda i: date(2026, 1, 1) + timedelta(days=i % 300), '{"S": v.isoformat()}', 'a["S"]'
+    ),
+    "uuid": Kind(
+        uuid.UUID, lambda i: uuid.UUID(int=0x1234_5678_9ABC * (i + 1)), '{"S": str(v)}', 'a["S"]'
+    ),
+    "enum": Kind(Status, lambda i: list(Status)[i % 3], '{"S": v.value}', 'a["S"]'),
+    "bytes": Kind(bytes, lambda i: bytes([i % 256]) * 8, '{"B": v}', 'a["B"]'),
+    "list_str": Kind(
+        list[str],
+        lambda i: ["web", "eu-west-1"][: 1 + i % 2],
+        '{"L": [{"S": e} for e in v]}',
+        '[e["S"] for e in a["L"]]',
+    ),
+    "set_str": Kind(
+        set[str],
+        lambda i: {"a", "b", f"t{i % 5}"} if i % 4 else set(),
+        '{"SS": list(v)}',
+        'a["SS"]',
+        True,
+    ),
+    "dict_str": Kind(
+        dict[str, str],
+        lambda i: {"doc_version": str(i % 9), "client": "web"},
+        '{"M": {k: {"S": e} for k, e in v.items()}}',
+        '{k: e["S"] for k, e in a["M"].items()}',
+    ),
+    "dict_any": Kind(
+        dict[str, Any],
+        lambda i: {"reason": "policy", "attempt": i % 4, "ok": i % 2 == 0, "ctx": {"region": "eu"}},
+        '{"M": {k: _any_enc(e) for k, e in v.items()}}',
+        '{k: _any_dec(e) for k, e in a["M"].items()}',
+    ),
+    "address": Kind(
+        Address,
+        _addr,
+        '{"M": {"street": {"S": v.street}, "city": {"S": v.city}, '
+        '"postcode": {"NULL": True} if v.postcode is None else {"S": v.postcode}}}',
+        '{"street": a["M"]["street"]["S"], "city": a["M"]["city"]["S"], '
+        '"postcode": a["M"]["postcode"].get("S")}',
+    ),
+    "lines": Kind(
+        list[Line], _lines, f'{{"L": [{_LINE_ENC} for e in v]}}', f'[{_LINE_DEC} for e in a["L"]]'
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A benchmark model: key fields, attribute fields (kind, optional) and key templates."""
+
+    name: str
+    pk: str  # template over a str field
+    sk: str  # template over a str field
+    fields: dict[str, tuple[str, bool]]
+
+
+FAMILY = [
+    ModelSpec(
+        "audit",
+        "ACTOR#{actor_id}",
+        "EVT#{event_id}",
+        {
+            "actor_id": ("str", False),
+            "event_id": ("str", False),
+            "ts": ("datetime", False),
+            "action": ("str", False),
+            "target": ("str", False),
+            "ip": ("str", True),
+            "session_id": ("uuid", False),
+            "success": ("bool", False),
+            "latency_ms": ("int", False),
+            "tags": ("list_str", False),
+            "details": ("dict_str", False),
+            "attributes": ("dict_any", False),
+            "labels": ("set_str", False),
+            "cost": ("decimal", False),
+        },
+    ),
+    ModelSpec(
+        "order",
+        "CUST#{customer_id}",
+        "ORDER#{order_id}",
+        {
+            "customer_id": ("str", False),
+            "order_id": ("str", False),
+            "status": ("enum", False),
+            "placed": ("datetime", False),
+            "shipping": ("address", False),
+            "billing": ("address", True),
+            "lines": ("lines", False),
+            "total": ("decimal", False),
+            "coupon": ("str", True),
+            "gift": ("bool", False),
+            "delivery": ("date", True),
+        },
+    ),
+    ModelSpec(
+        "reading",
+        "DEV#{device_id}",
+        "R#{reading_id}",
+        {
+            "device_id": ("str", False),
+            "reading_id": ("str", False),
+            "at": ("datetime", False),
+            "temperature": ("float", False),
+            "humidity": ("float", False),
+            "pressure": ("float", False),
+            "voltage": ("decimal", False),
+            "current": ("decimal", False),
+            "count": ("int", False),
+            "errors": ("int", False),
+            "rssi": ("int", False),
+            "battery": ("float", True),
+            "energy": ("decimal", True),
+        },
+    ),
+]
+
+
+def random_specs(count: int, seed: int) -> list[ModelSpec]:
+    """``count`` models of 4..14 attributes drawn from `KINDS`, some optional."""
+    rng = random.Random(seed)
+    names = sorted(KINDS)
+    specs = []
+    for m in range(count):
+        fields: dict[str, tuple[str, bool]] = {"pid": ("str", False), "rid": ("str", False)}
+        for f in range(rng.randint(4, 14)):
+            kind = rng.choice(names)
+            fields[f"f{f}_{kind}"] = (kind, rng.random() < 0.3 and kind != "set_str")
+        specs.append(ModelSpec(f"random-{m}", "P#{pid}", "R#{rid}", fields))
+    return specs
+
+
+def build_model(spec: ModelSpec) -> type[st.Entity]:
+    """The Entity class of ``spec``."""
+    table = st.Table(f"bench-{spec.name}")
+    fields: dict[str, Any] = {}
+    for name, (kind_name, optional) in spec.fields.items():
+        kind = KINDS[kind_name]
+        if optional:
+            fields[name] = (kind.annotation | None, None)
+        elif kind.omit_empty:
+            fields[name] = (kind.annotation, pydantic.Field(default_factory=set))
+        else:
+            fields[name] = (kind.annotation, ...)
+    model: type[st.Entity] = pydantic.create_model(
+        spec.name.replace("-", "_").title(),
+        __base__=st.Entity,
+        __cls_kwargs__={"table": table, "pk": spec.pk, "sk": spec.sk},
+        **fields,
+    )
+    return model
+
+
+def _key_source(template: str) -> str:
+    literal, field = template.split("{")
+    return f'{{"S": {literal!r} + o.{field.rstrip("}")}}}'
+
+
+def _bind(expression: str, name: str, target: str) -> str:
+    """``expression`` with its standalone variable ``name`` replaced by ``target``."""
+    return re.sub(rf"(?<![\w\"'.]){name}(?![\w\"'])", target, expression)
+
+
+def hand_source(spec: ModelSpec) -> str:
+    """Source of the hand-written encoder and decoder for ``spec``."""
+    enc = ["def encode(o):", "    item = {"]
+    enc.append(f'        "PK": {_key_source(spec.pk)},')
+    enc.append(f'        "SK": {_key_source(spec.sk)},')
+    dec = ["def decode(item):", "    data = {"]
+    late_enc: list[str] = []
+    late_dec: list[str] = []
+    for name, (kind_name, optional) in spec.fields.items():
+        kind = KINDS[kind_name]
+        if optional or kind.omit_empty:
+            test = "v is not None" if optional else "v"
+            late_enc += [f"    v = o.{name}", f"    if {test}:"]
+            late_enc.append(f"        item[{name!r}] = {kind.encode}")
+            late_dec += [f"    a = item.get({name!r})", "    if a is not None:"]
+            late_dec.append(f"        data[{name!r}] = {kind.decode}")
+        else:
+            enc.append(f"        {name!r}: {_bind(kind.encode, 'v', f'o.{name}')},")
+            dec.append(f"        {name!r}: {_bind(kind.decode, 'a', f'item[{name!r}]')},")
+    enc += ["    }", *late_enc]
+    enc += ['    item["_et"] = {"S": ENTITY}', '    item["_ev"] = {"N": "1"}', "    return item"]
+    dec += ["    }", *late_dec, "    return MODEL.model_validate(data)"]
+    return "\n".join([*enc, "", *dec]) + "\n"
+
+
+def hand_functions(spec: ModelSpec, model: type[st.Entity]) -> tuple[Callable[..., Any], ...]:
+    """The hand-written (encode, decode) pair of ``spec``."""
+    scope: dict[str, Any] = {
+        "_any_enc": _any_enc,
+        "_any_dec": _any_dec,
+        "ENTITY": model.plan().name,
+        "MODEL": model,
+        "Decimal": Decimal,
+    }
+    exec(hand_source(spec), scope)
+    return scope["encode"], scope["decode"]
+
+
+def instances(spec: ModelSpec, model: type[st.Entity], n: int) -> list[st.Entity]:
+    """``n`` distinct instances (optional fields set on about half)."""
+    result = []
+    for i in range(n):
+        values: dict[str, Any] = {}
+        for name, (kind_name, optional) in spec.fields.items():
+            if optional and i % 2:
+                continue
+            values[name] = KINDS[kind_name].value(i + len(name))
+        values[next(iter(spec.fields))] = f"id{i % 50}"
+        values[list(spec.fields)[1]] = f"item{i}"
+        result.append(model(**values))
+    return result
+
+
+_BATCH = 25
+
+
+def per_item_us(func: Callable[[Any], Any], inputs: list[Any], repeat: int) -> float:
+    """µs per input: the sum over short batches of each batch's best run (as bench_codecs)."""
+    total = 0.0
+    for start in range(0, len(inputs), _BATCH):
+        batch = inputs[start : start + _BATCH]
+
+        def run(batch: list[Any] = batch) -> None:
+            for x in batch:
+                func(x)
+
+        total += min(timeit.repeat(run, number=1, repeat=repeat))
+    return total / len(inputs) * 1e6
+
+
+def measure(spec: ModelSpec, items: int, repeat: int, rounds: int) -> dict[str, float]:
+    """Check equivalence, then time the four candidates interleaved; best per candidate."""
+    model = build_model(spec)
+    plan = model.plan()
+    hand_encode, hand_decode = hand_functions(spec, model)
+    objs = instances(spec, model, items)
+    for obj in objs:
+        ours = plan.to_item(obj)
+        hand = hand_encode(obj)
+        assert ours == hand, (spec.name, ours, hand)
+        assert model.from_item(ours) == obj, spec.name
+        assert hand_decode(ours) == obj, spec.name
+    stored = [plan.to_item(o) for o in objs]
+    candidates: dict[str, tuple[Callable[[Any], Any], list[Any]]] = {
+        "encode": (model.to_item, objs),  # the public entry point: obj.to_item()
+        "encode hand": (hand_encode, objs),
+        "decode": (model.from_item, stored),  # identity-checked, as Entity.from_item
+        "decode hand": (hand_decode, stored),
+    }
+    best = dict.fromkeys(candidates, float("inf"))
+    for _ in range(rounds):
+        for name, (func, inputs) in candidates.items():
+            best[name] = min(best[name], per_item_us(func, inputs, repeat))
+    return best
+
+
+def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
+    """Run the family; print µs per item and ratios per model; return the ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--random", type=int, default=6, help="random models to add")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--quick", action="store_true", help="few items and runs (smoke test)")
+    parser.add_argument("--show", help="print the hand-written code of this model and exit")
+    args = parser.parse_args(argv)
+    specs = FAMILY + random_specs(args.random, args.seed)
+    if args.show:
+        spec = next(s for s in specs if s.name == args.show)
+        print(hand_source(spec))
+        return {}
+    items, repeat, rounds = (25, 2, 1) if args.quick else (args.items, args.repeat, args.rounds)
+    print(
+        f"bench_family: {items} items per model in batches of {_BATCH}, best of {rounds} "
+        f"rounds x {repeat} runs; python {sys.version.split()[0]}, pydantic {pydantic.VERSION}"
+    )
+    columns = ("encode µs", 10), ("hand", 8), ("ratio", 8), ("decode µs", 11), ("hand", 8)
+    print(f"  {'model':12}" + "".join(f"{c:>{w}}" for c, w in columns) + f"{'ratio':>8}")
+    ratios: dict[str, dict[str, float]] = {}
+    over = []
+    for spec in specs:
+        best = measure(spec, items, repeat, rounds)
+        enc = best["encode"] / best["encode hand"]
+        dec = best["decode"] / best["decode hand"]
+        ratios[spec.name] = {"encode": enc, "decode": dec}
+        flags = "".join(
+            f" {op} OVER" for op, r in (("encode", enc), ("decode", dec)) if r > TARGETS[op]
+        )
+        over += [spec.name] if flags else []
+        print(
+            f"  {spec.name:12}{best['encode']:10.2f}{best['encode hand']:8.2f}{enc:7.2f}x"
+            f"{best['decode']:11.2f}{best['decode hand']:8.2f}{dec:7.2f}x{flags}"
+        )
+    worst_enc = max(r["encode"] for r in ratios.values())
+    worst_dec = max(r["decode"] for r in ratios.values())
+    print(
+        f"  worst: encode {worst_enc:.2f}x (target <= {TARGETS['encode']}x), decode "
+        f"{worst_dec:.2f}x (target <= {TARGETS['decode']}x): "
+        + ("all within target" if not over else f"OVER TARGET: {', '.join(over)}")
+    )
+    return ratios
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,255 @@
+"""Client CPU of a batch write, cost of defining an entity, and of ``import singletable``.
+
+* **batch write**: 2,000 audit events (bench_family's ``audit`` model) written with
+  ``BatchWrite(puts).run(Connection(client))`` against raw boto3:
+  ``client.batch_write_item`` in chunks of 25 with the items built by the hand-written
+  encoder. Both use **the same client** (``parameter_validation=False``, standard
+  retries, as `Connection` builds its own); a ``before-send`` handler answers every call
+  with a canned empty ``UnprocessedItems``, so no server time is measured: what is timed
+  is item building, request building, botocore's serialisation and signing, and parsing.
+  Target: <= 1.1x.
+* **definition**: defining a 10-field entity with 2 GSIs against defining the same plain
+  pydantic model (each a fresh class). Target: <= 2x.
+* **import**: ``import singletable`` in a fresh interpreter, on top of ``import boto3``
+  and one pydantic model class (what a pydantic + boto3 program has already paid: the
+  first model class imports ``pydantic.fields``, ``pydantic.types``, ``annotated_types``),
+  with bytecode cached as for an installed package. Target: <= 25 ms.
+
+Timing: best of several repeats (subprocesses for the import). Run:
+``python3 benchmarks/bench_overheads.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import timeit
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pydantic
+from botocore.awsrequest import AWSResponse, HTTPHeaders
+from botocore.config import Config
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_family
+
+import singletable as st
+
+ROOT = Path(__file__).resolve().parent.parent
+
+_EMPTY = b'{"UnprocessedItems":{}}'
+
+
+class _Raw:
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self.body
+
+    def read(self, *_: Any) -> bytes:
+        return self.body
+
+
+def make_client() -> Any:
+    """A client configured as `Connection` configures its own, answering from canned bodies."""
+    client: Any = boto3.Session().client(
+        "dynamodb",
+        region_name="us-east-1",
+        endpoint_url="https://dynamodb.us-east-1.amazonaws.com",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+        config=Config(parameter_validation=False, retries={"mode": "standard", "max_attempts": 10}),
+    )
+
+    def answer(request: Any, **_: Any) -> AWSResponse:
+        headers = HTTPHeaders()
+        headers["x-amzn-requestid"] = "canned"
+        headers["content-type"] = "application/x-amz-json-1.0"
+        return AWSResponse(request.url, 200, headers, _Raw(_EMPTY))
+
+    client.meta.events.register("before-send.dynamodb.BatchWriteItem", answer)
+    return client
+
+
+def batch_write(items: int, repeat: int) -> tuple[float, float, float]:
+    """(singletable, raw boto3, raw boto3 building items first) ms, best of ``repeat``."""
+    spec = bench_family.FAMILY[0]
+    model = bench_family.build_model(spec)
+    hand_encode, _ = bench_family.hand_functions(spec, model)
+    objs = bench_family.instances(spec, model, items)
+    client = make_client()
+    db = st.Connection(client)
+    table = model.plan().table.name
+
+    def ours() -> None:
+        st.BatchWrite(objs).run(db)
+
+    def raw() -> None:
+        for start in range(0, len(objs), 25):
+            chunk = [{"PutRequest": {"Item": hand_encode(o)}} for o in objs[start : start + 25]]
+            client.batch_write_item(RequestItems={table: chunk})
+
+    def raw_upfront() -> None:
+        # As BatchWrite must (it refuses bad input before sending anything): every item
+        # built first, then sent; botocore then serialises items that left the CPU cache.
+        writes = [{"PutRequest": {"Item": hand_encode(o)}} for o in objs]
+        for start in range(0, len(writes), 25):
+            client.batch_write_item(RequestItems={table: writes[start : start + 25]})
+
+    candidates = {"ours": ours, "raw": raw, "raw_upfront": raw_upfront}
+    best = dict.fromkeys(candidates, float("inf"))
+    for _ in range(repeat):  # interleaved, so a noisy phase hits all
+        for name, func in candidates.items():
+            best[name] = min(best[name], timeit.timeit(func, number=1))
+    return best["ours"] * 1e3, best["raw"] * 1e3, best["raw_upfront"] * 1e3
+
+
+_FIELDS: dict[str, Any] = {
+    "tenant": (str, ...),
+    "order_id": (str, ...),
+    "customer": (str, ...),
+    "status": (str, ...),
+    "placed": (datetime, ...),
+    "total": (int, ...),
+    "note": (str | None, None),
+    "session": (uuid.UUID, ...),
+    "tags": (list[str], pydantic.Field(default_factory=list)),
+    "paid": (bool, False),
+}
+
+
+def definition(repeat: int) -> tuple[float, float]:
+    """(entity ms, plain pydantic ms) to define the 10-field model, best of ``repeat``."""
+    table = st.Table(
+        "bench-define",
+        indexes=[
+            st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK"),
+            st.GSI("GSI2", pk="GSI2PK", sk="GSI2SK"),
+        ],
+    )
+    counter = iter(range(10**9))
+
+    def entity() -> None:
+        pydantic.create_model(
+            f"Order{next(counter)}",
+            __base__=st.Entity,
+            __cls_kwargs__={
+                "table": table,
+                "pk": "TENANT#{tenant}",
+                "sk": "ORDER#{order_id}",
+                "indexes": {
+                    "GSI1": st.IndexKeys(pk="CUST#{customer}", sk="{placed}"),
+                    "GSI2": st.IndexKeys(pk="STATUS#{status}", sk="{placed}#{order_id}"),
+                },
+            },
+            **_FIELDS,
+        )
+
+    def plain() -> None:
+        pydantic.create_model(f"Plain{next(counter)}", **_FIELDS)
+
+    entity()
+    plain()
+    best = {"entity": float("inf"), "plain": float("inf")}
+    for _ in range(repeat):
+        best["entity"] = min(best["entity"], timeit.timeit(entity, number=1))
+        best["plain"] = min(best["plain"], timeit.timeit(plain, number=1))
+    return best["entity"] * 1e3, best["plain"] * 1e3
+
+
+def _import_ms(statement: str, checkout: Path) -> float:
+    # The baseline is what a program with boto3 and one pydantic model has paid: the
+    # first model class imports pydantic.fields, pydantic.types and annotated_types.
+    code = (
+        "import time; import boto3; from pydantic import BaseModel\n"
+        "class Baseline(BaseModel):\n    x: int\n"
+        f"t = time.perf_counter(); {statement}; print(time.perf_counter() - t)"
+    )
+    # Compiled bytecode as an installed package has it (this environment may set
+    # PYTHONDONTWRITEBYTECODE, which would time compiling every module instead): cached
+    # under a prefix of its own, outside the checkout.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "bench-overheads-pycache")
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=checkout,
+        env=env,
+    )
+    return float(out.stdout) * 1e3
+
+
+def import_cost(repeat: int, checkout: Path = ROOT) -> float:
+    """Best ms that ``import singletable`` (of ``checkout``) adds to boto3 and pydantic."""
+    _import_ms("import singletable", checkout)  # writes the bytecode cache
+    return min(_import_ms("import singletable", checkout) for _ in range(repeat))
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    """Run the three measurements, print them against their targets, return the ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="few items and runs (smoke test)")
+    parser.add_argument(
+        "--compare-import", type=Path, help="another checkout whose import time to show too"
+    )
+    args = parser.parse_args(argv)
+    items, repeat = (100, 2) if args.quick else (args.items, args.repeat)
+    ours, raw, upfront = batch_write(items, repeat)
+    entity, plain = definition(max(repeat, 5) * 4)
+    imported = import_cost(repeat)
+    other = import_cost(repeat, args.compare_import) if args.compare_import else None
+    results = {
+        "batch_write": ours / raw,
+        "batch_write_upfront": ours / upfront,
+        "definition": entity / plain,
+        "import_ms": imported,
+    }
+    checks: list[tuple[str, str, float, float, Callable[[float], str]]] = [
+        (
+            "batch write",
+            f"{items} items: singletable {ours:.1f} ms, raw boto3 {raw:.1f} ms (building "
+            f"every item first: {upfront:.1f} ms, ratio {ours / upfront:.2f}x)",
+            ours / raw,
+            1.1,
+            lambda r: f"{r:.2f}x",
+        ),
+        (
+            "definition",
+            f"10 fields, 2 GSIs: entity {entity:.2f} ms, pydantic {plain:.2f} ms",
+            entity / plain,
+            2.0,
+            lambda r: f"{r:.2f}x",
+        ),
+        (
+            "import",
+            "over boto3 + a pydantic model"
+            + (f" ({args.compare_import}: {other:.1f} ms)" if other is not None else ""),
+            imported,
+            25.0,
+            lambda r: f"{r:.1f} ms",
+        ),
+    ]
+    print(f"bench_overheads: best of {repeat}; python {sys.version.split()[0]}")
+    for name, detail, value, limit, shown in checks:
+        verdict = "ok" if value <= limit else "OVER TARGET"
+        print(f"  {name:12} {shown(value):>9} (target <= {shown(limit)}) {verdict}; {detail}")
+    return results
+
+
+if __name__ == "__main__":
+    main()

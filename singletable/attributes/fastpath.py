@@ -1,0 +1,571 @@
+"""Attribute codecs' fast paths as source text, for the generated item encoders/decoders.
+
+A code generator (`singletable.model.codegen`) asks each field's codec for its fast path
+instead of reading the codec's internals: the codec knows which values it can encode
+without checks (a ``str``, an ``int`` within 38 digits, a UTC ``datetime``, a list whose
+elements all take their own fast path, ...), which text encodes them, how large the
+result can be, and which function to call for everything else. The generated code then
+does the same work as the codec's ``to_av`` closure without a call per field, and bounds
+the item's size while it encodes instead of walking the finished item again.
+
+Two forms:
+
+* `Expr`: a single expression with a guard, for scalars. Containers build
+  comprehensions from their elements' expressions (``[{'S': e} for e in x if e.__class__
+  is str]``, then one length comparison decides whether every element took it).
+* `FastPath.emit`: statements, for anything else (nested models, lists of models, maps
+  of lists, ``Any``). Every path ends either in the fast form or in exactly the codec's
+  own ``to_av`` call, so results and errors are the codec's.
+
+Size bounds: generated code keeps two running counters, ``n`` (characters of text, at
+most 4 UTF-8 bytes each) and ``exact`` (bytes), plus a static bound known at generation
+time (`Writer.bound`). Their sum is never below the item's size, so the exact size is
+computed only when the sum exceeds the item limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+from singletable.attributes.size import attribute_value_size
+from singletable.errors import ItemEncodeError
+
+__all__ = ["DecodeExpr", "Expr", "FastPath", "Writer"]
+
+
+class Writer:
+    """An indented source builder with named constants and the size-bound bookkeeping.
+
+    Attributes:
+        lines: The generated lines so far.
+        values: Constants and callables the source refers to, by generated name.
+        static: Bytes the item is known (at generation time) to stay under.
+    """
+
+    def __init__(self, depth: int = 1) -> None:
+        self.lines: list[str] = []
+        self.values: dict[str, Any] = {}
+        self._ids: dict[int, str] = {}
+        self.depth = depth
+        self.static = 0
+        self._loops = 0
+        self._counter = 0
+        #: Nested model classes being expanded inline (a recursive model stops there).
+        self.expanding: set[type[Any]] = set()
+
+    def __call__(self, line: str) -> None:
+        """Append one line at the current indentation."""
+        self.lines.append("    " * self.depth + line)
+
+    def indent(self) -> None:
+        """Indent the lines that follow."""
+        self.depth += 1
+
+    def dedent(self) -> None:
+        """Undo one `indent`."""
+        self.depth -= 1
+
+    @contextlib.contextmanager
+    def block(self, header: str) -> Iterator[None]:
+        """Emit ``header`` (``if ...:``, ``else:``) and indent what follows."""
+        self(header)
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+    @contextlib.contextmanager
+    def loop(self, header: str) -> Iterator[None]:
+        """Like `block`, for a loop: static bounds inside it are counted at run time."""
+        self._loops += 1
+        try:
+            with self.block(header):
+                yield
+        finally:
+            self._loops -= 1
+
+    def ref(self, value: Any, hint: str) -> str:
+        """The generated name under which the source refers to ``value``."""
+        known = self._ids.get(id(value))
+        if known is not None:
+            return known
+        name = f"_{hint}{len(self.values)}"
+        self.values[name] = value
+        self._ids[id(value)] = name
+        return name
+
+    def var(self, prefix: str) -> str:
+        """A fresh local variable name."""
+        self._counter += 1
+        return f"{prefix}{self._counter}"
+
+    def bound(self, nbytes: int) -> None:
+        """Add ``nbytes`` to the size bound: statically, or at run time inside a loop."""
+        if not nbytes:
+            return
+        if self._loops:
+            self(f"exact += {nbytes}")
+        else:
+            self.static += nbytes
+
+
+class Expr(NamedTuple):
+    """A scalar codec's fast path as one guarded expression over a variable.
+
+    Attributes:
+        guard: True for the values the fast path handles (may bind names with ``:=``
+            that ``scalar`` uses).
+        kind: The attribute value's type letter: ``S``, ``N``, ``B`` or ``BOOL``.
+        scalar: The expression inside the attribute value (``x``, ``str(x)``, ...).
+        static: Bytes the value takes at most, besides ``chars`` and ``nbytes``.
+        chars: Expression: characters of text the value stores (each at most 4 bytes).
+        nbytes: Expression: bytes the value stores exactly (raw ``B`` values).
+        omit: Expression: when true (after ``guard``), the attribute is left out (an
+            empty top-level set); only the top level can omit, so containers and nested
+            models do not use an expression that has one.
+    """
+
+    guard: str
+    kind: str
+    scalar: str
+    static: int = 0
+    chars: str | None = None
+    nbytes: str | None = None
+    omit: str | None = None
+
+    @property
+    def value(self) -> str:
+        """The attribute value expression."""
+        return f"{{{self.kind!r}: {self.scalar}}}"
+
+
+class DecodeExpr(NamedTuple):
+    """A codec's decoding fast path: an expression over ``av``, and what makes it fail.
+
+    Attributes:
+        expression: Evaluates to the decoded value.
+        errors: The exception names (a tuple's source) that send ``av`` to the codec.
+        lax: The expression gives what pydantic turns into the field's value only when it
+            validates in lax mode (text for a UUID); not for strict fields.
+    """
+
+    expression: str
+    errors: str = "KeyError, TypeError"
+    lax: bool = False
+
+
+class FastPath:
+    """A codec's encoder as source; the base class is the codec's call, with its size.
+
+    Subclasses override `expression` (scalars) or `emit` (containers), and `decode`.
+
+    Args:
+        to_av: The codec's own encoder; every value off the fast path goes to it.
+        nullable: Whether ``None`` is a valid value (stored NULL, or omitted).
+    """
+
+    def __init__(self, to_av: Callable[[Any], Any], *, nullable: bool = False) -> None:
+        self.to_av = to_av
+        self.nullable = nullable
+        #: The codec's decoder, for decode expressions that defer to it (set by the codec).
+        self.from_av: Callable[[Any], Any] | None = None
+
+    def expression(self, w: Writer, x: str) -> Expr | None:
+        """The single-expression fast path over variable ``x``, or None if there is none."""
+        del w, x
+        return None
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
+        """An inline decoding expression over ``av``, or None to call the codec."""
+        del w, av
+        return None
+
+    def slow(self, w: Writer, x: str, store: str) -> None:
+        """Emit the codec's own call for ``x``, storing a non-omitted result and its size."""
+        av = w.var("av")
+        w(f"{av} = {w.ref(self.to_av, 'encode')}({x})")
+        with w.block(f"if {av} is not None:"):
+            w(store.format(av))
+            w(f"exact += {w.ref(attribute_value_size, 'av_size')}({av})")
+
+    def emit(self, w: Writer, x: str, store: str) -> None:
+        """Emit code encoding ``x`` and running ``store.format(attribute_value)``.
+
+        The code adds a bound of the value's size to ``n`` / ``exact`` / `Writer.bound`.
+        """
+        expr = self.expression(w, x)
+        if expr is None:
+            self.slow(w, x, store)
+        else:
+            self.emit_expression(w, x, store, expr)
+
+    def emit_expression(
+        self, w: Writer, x: str, store: str, expr: Expr, *, otherwise: str = "else:"
+    ) -> None:
+        """Emit ``expr`` guarded, with the codec's call for the values it does not take.
+
+        ``otherwise`` is the header of the branch that calls the codec.
+        """
+        with w.block(f"if {expr.guard}:"):
+            w(store.format(expr.value))
+            w.bound(expr.static)
+            if expr.chars is not None:
+                w(f"n += {expr.chars}")
+            if expr.nbytes is not None:
+                w(f"exact += {expr.nbytes}")
+        with w.block(otherwise):
+            self.slow(w, x, store)
+
+
+def _sum_over(expression: str, element: str, iterable: str, empty: str = "''") -> str:
+    """Source summing ``expression`` (over ``element``) across ``iterable``.
+
+    ``empty`` is the empty value of the elements' type (``''`` for text, ``b''`` for
+    bytes): the sum of their lengths is the length of their join.
+    """
+    if expression == f"len({element})":
+        # Only ever over exact strs or bytes (the guard checked each): joining them is
+        # the cheapest way to count their characters.
+        return f"len({empty}.join({iterable}))"
+    return f"sum([{expression} for {element} in {iterable}])"
+
+
+def _element_sizes(
+    expr: Expr, e: str, iterable: str, overhead: int, length: str
+) -> tuple[str | None, str | None]:
+    """(chars, bytes) expressions bounding elements ``expr`` encodes, ``overhead`` each.
+
+    Per-element bytes go into the character count when they are at most 4 (a character
+    counts 4 bytes), so that a list of strings costs one expression.
+    """
+    per_element = overhead + expr.static
+    chars: list[str] = []
+    nbytes: list[str] = []
+    if 0 < per_element <= 4:
+        chars.append(length)
+    elif per_element:
+        nbytes.append(f"{per_element} * {length}")
+    if expr.chars is not None:
+        chars.append(_sum_over(expr.chars, e, iterable))
+    if expr.nbytes is not None:
+        nbytes.append(_sum_over(expr.nbytes, e, iterable, empty=repr(b"")))
+    return " + ".join(chars) or None, " + ".join(nbytes) or None
+
+
+def _count_elements(
+    w: Writer, expr: Expr, e: str, iterable: str, overhead: int, *, length: str | None = None
+) -> None:
+    """Emit the size bound of elements ``expr`` encoded, each with ``overhead`` bytes."""
+    chars, nbytes = _element_sizes(expr, e, iterable, overhead, length or f"len({iterable})")
+    if chars is not None:
+        w(f"n += {chars}")
+    if nbytes is not None:
+        w(f"exact += {nbytes}")
+
+
+class ListFast(FastPath):
+    """``list`` / ``tuple`` / ``Sequence`` of one element codec -> ``L``."""
+
+    def __init__(self, to_av: Callable[[Any], Any], item: FastPath, *, nullable: bool) -> None:
+        super().__init__(to_av, nullable=nullable)
+        self.item = item
+
+    def expression(self, w: Writer, x: str) -> Expr | None:
+        e, elements = w.var("e"), w.var("elements")
+        expr = self.item.expression(w, e)
+        if expr is None or expr.omit is not None:
+            return None
+        guard = (
+            f"({x}.__class__ is list or {x}.__class__ is tuple) and "
+            f"len({elements} := [{expr.value} for {e} in {x} if {expr.guard}]) == len({x})"
+        )
+        chars, nbytes = _element_sizes(expr, e, x, 1, f"len({x})")
+        return Expr(guard, "L", elements, static=3, chars=chars, nbytes=nbytes)
+
+    def emit(self, w: Writer, x: str, store: str) -> None:
+        if isinstance(self.item, GenericFast):
+            # list[Any]: as for dict[str, Any], one call of the runtime converter.
+            with w.block(f"if {x}.__class__ is list or {x}.__class__ is tuple:"):
+                self.item.emit_sized(w, x, store, self)
+            with w.block("else:"):
+                self.slow(w, x, store)
+            return
+        with w.block(f"if {x}.__class__ is list or {x}.__class__ is tuple:"):
+            e, elements = w.var("e"), w.var("elements")
+            expr = self.item.expression(w, e)
+            if expr is not None and expr.omit is None:
+                # Every element takes its fast path, or the whole list goes to the codec.
+                w(f"{elements} = [{expr.value} for {e} in {x} if {expr.guard}]")
+                with w.block(f"if len({elements}) == len({x}):"):
+                    w(store.format(f"{{'L': {elements}}}"))
+                    w.bound(3)
+                    _count_elements(w, expr, e, x, 1)
+                with w.block("else:"):
+                    self.slow(w, x, store)
+            else:
+                w(f"{elements} = []")
+                with w.loop(f"for {e} in {x}:"):
+                    self.item.emit(w, e, f"{elements}.append({{}})")
+                w(store.format(f"{{'L': {elements}}}"))
+                w.bound(3)
+                w(f"exact += len({x})")
+        with w.block("else:"):
+            self.slow(w, x, store)
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
+        e = w.var("e")
+        inner = self.item.decode(w, e)
+        if inner is None or inner.errors != "KeyError, TypeError" or inner.lax:
+            return None
+        return DecodeExpr(f"[{inner.expression} for {e} in {av}['L']]")
+
+
+class MapFast(FastPath):
+    """``dict[str, X]`` / ``Mapping`` -> ``M`` (non-empty string keys)."""
+
+    def __init__(self, to_av: Callable[[Any], Any], value: FastPath, *, nullable: bool) -> None:
+        super().__init__(to_av, nullable=nullable)
+        self.value = value
+
+    def emit(self, w: Writer, x: str, store: str) -> None:
+        if isinstance(self.value, GenericFast):
+            # dict[str, Any]: the runtime converter stores an exact dict the same way the
+            # map codec does, and converts it in one call.
+            with w.block(f"if {x}.__class__ is dict:"):
+                self.value.emit_sized(w, x, store, self)
+            with w.block("else:"):
+                self.slow(w, x, store)
+            return
+        with w.block(f"if {x}.__class__ is dict:"):
+            k, e, entries = w.var("k"), w.var("e"), w.var("entries")
+            expr = self.value.expression(w, e)
+            key_ok = f"{k}.__class__ is str and {k}"
+            if expr is not None and expr.omit is None:
+                # A loop, not a comprehension: for the few entries of a typical map it
+                # costs half as much (no comprehension frame, no second pass to count).
+                w(f"{entries} = {{}}")
+                with w.block(f"for {k}, {e} in {x}.items():"):
+                    with w.block(f"if {key_ok} and {expr.guard}:"):
+                        w(f"{entries}[{k}] = {expr.value}")
+                        w(f"n += len({k})" + (f" + {expr.chars}" if expr.chars else ""))
+                        if expr.nbytes is not None:
+                            w(f"exact += {expr.nbytes}")
+                    with w.block("else:"):
+                        w(f"{entries} = None")
+                        w("break")
+                with w.block(f"if {entries} is not None:"):
+                    w(store.format(f"{{'M': {entries}}}"))
+                    w.bound(3)
+                    w(f"exact += {1 + expr.static} * len({entries})")
+                with w.block("else:"):
+                    self.slow(w, x, store)
+            else:
+                w(f"{entries} = {{}}")
+                with w.loop(f"for {k}, {e} in {x}.items():"):
+                    # A key the codec would refuse (or convert) sends the whole map to it.
+                    with w.block(f"if not ({key_ok}):"):
+                        w(f"{entries} = None")
+                        w("break")
+                    self.value.emit(w, e, f"{entries}[{k}] = {{}}")
+                    w(f"n += len({k})")
+                with w.block(f"if {entries} is not None:"):
+                    w(store.format(f"{{'M': {entries}}}"))
+                    w.bound(3)
+                    w(f"exact += len({x})")
+                with w.block("else:"):
+                    self.slow(w, x, store)
+        with w.block("else:"):
+            self.slow(w, x, store)
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
+        k, e = w.var("k"), w.var("e")
+        inner = self.value.decode(w, e)
+        if inner is None or inner.errors != "KeyError, TypeError" or inner.lax:
+            return None
+        return DecodeExpr(f"{{{k}: {inner.expression} for {k}, {e} in {av}['M'].items()}}")
+
+
+class SetFast(FastPath):
+    """``set`` / ``frozenset`` of strings, numbers or bytes -> ``SS`` / ``NS`` / ``BS``."""
+
+    def __init__(
+        self,
+        to_av: Callable[[Any], Any],
+        element: FastPath,
+        set_kind: str,
+        *,
+        frozen: bool,
+        nullable: bool,
+    ) -> None:
+        super().__init__(to_av, nullable=nullable)
+        self.element = element
+        self.set_kind = set_kind
+        self.frozen = frozen
+
+    def expression(self, w: Writer, x: str) -> Expr | None:
+        """At the top level only: an empty set is omitted (``omit``)."""
+        e, elements = w.var("e"), w.var("elements")
+        expr = self.element.expression(w, e)
+        if expr is None or expr.kind + "S" != self.set_kind or expr.omit is not None:
+            return None
+        guard = (
+            f"({x}.__class__ is set or {x}.__class__ is frozenset) and (not {x} or "
+            f"len({elements} := [{expr.scalar} for {e} in {x} if {expr.guard}]) == len({x}))"
+        )
+        chars, nbytes = _element_sizes(expr, e, x, 0, f"len({x})")
+        return Expr(guard, self.set_kind, elements, chars=chars, nbytes=nbytes, omit=f"not {x}")
+
+    def emit(self, w: Writer, x: str, store: str) -> None:
+        e, elements = w.var("e"), w.var("elements")
+        expr = self.element.expression(w, e)
+        if expr is None or expr.kind + "S" != self.set_kind:
+            self.slow(w, x, store)
+            return
+        # An empty set is the codec's to decide (omitted, or refused inside a list or map).
+        with w.block(f"if ({x}.__class__ is set or {x}.__class__ is frozenset) and {x}:"):
+            w(f"{elements} = [{expr.scalar} for {e} in {x} if {expr.guard}]")
+            with w.block(f"if len({elements}) == len({x}):"):
+                w(store.format(f"{{{self.set_kind!r}: {elements}}}"))
+                _count_elements(w, expr, e, x, 0)
+            with w.block("else:"):
+                self.slow(w, x, store)
+        with w.block("else:"):
+            self.slow(w, x, store)
+
+    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
+        e = w.var("e")
+        inner = self.element.decode(w, e)
+        if inner is None or inner.expression != f"{e}[{self.set_kind[0]!r}]":
+            return None  # only elements stored as themselves (strings, bytes as bytes)
+        if self.set_kind == "BS":
+            return None  # botocore may hand back bytearray-like values
+        make = "frozenset" if self.frozen else "set"
+        return DecodeExpr(f"{make}({av}[{self.set_kind!r}])")
+
+
+class ModelFast(FastPath):
+    """A nested pydantic model -> ``M`` keyed by field name, its fields inlined."""
+
+    def __init__(
+        self,
+        to_av: Callable[[Any], Any],
+        model: type[Any],
+        fields: Callable[[], list[tuple[str, FastPath]]],
+        *,
+        nullable: bool,
+    ) -> None:
+        super().__init__(to_av, nullable=nullable)
+        self.model = model
+        self.fields = fields  # called at generation time: a recursive model is complete then
+
+    def emit(self, w: Writer, x: str, store: str) -> None:
+        if self.model in w.expanding:
+            self.slow(w, x, store)  # a recursive model: its inner levels go to the codec
+            return
+        w.expanding.add(self.model)
+        try:
+            with w.block(f"if {x}.__class__ is {w.ref(self.model, 'model')}:"):
+                d = w.var("d")
+                w(f"{d} = {x}.__dict__")
+                fields = [(name, field, w.var("f")) for name, field in self.fields()]
+                for name, _field, f in fields:
+                    w(f"{f} = {d}[{name!r}]")
+                exprs = [field.expression(w, f) for _name, field, f in fields]
+                exprs = [None if e is None or e.omit is not None else e for e in exprs]
+                if all(e is not None for e in exprs):
+                    self._display(w, x, store, fields, [e for e in exprs if e is not None])
+                else:
+                    self._statements(w, store, fields)
+            with w.block("else:"):
+                self.slow(w, x, store)
+        finally:
+            w.expanding.discard(self.model)
+
+    def _display(
+        self,
+        w: Writer,
+        x: str,
+        store: str,
+        fields: list[tuple[str, FastPath, str]],
+        exprs: list[Expr],
+    ) -> None:
+        """Every field has an expression: one guarded dict display, like code by hand."""
+        guards: list[str] = []
+        entries: list[str] = []
+        chars: list[str] = []
+        nbytes: list[str] = []
+        static = 3
+        for (name, field, f), expr in zip(fields, exprs, strict=True):
+            static += 1 + len(name.encode("utf-8")) + max(expr.static, 1)
+            if field.nullable:
+                guards.append(f"({f} is None or {expr.guard})")
+                entries.append(f"{name!r}: {{'NULL': True}} if {f} is None else {expr.value}")
+                if expr.chars is not None:
+                    chars.append(f"(0 if {f} is None else {expr.chars})")
+                if expr.nbytes is not None:
+                    nbytes.append(f"(0 if {f} is None else {expr.nbytes})")
+            else:
+                guards.append(f"({expr.guard})")
+                entries.append(f"{name!r}: {expr.value}")
+                chars += [expr.chars] if expr.chars is not None else []
+                nbytes += [expr.nbytes] if expr.nbytes is not None else []
+        with w.block(f"if {' and '.join(guards) or 'True'}:"):
+            w(store.format("{'M': {" + ", ".join(entries) + "}}"))
+            w.bound(static)
+            if chars:
+                w(f"n += {' + '.join(chars)}")
+            if nbytes:
+                w(f"exact += {' + '.join(nbytes)}")
+        with w.block("else:"):
+            self.slow(w, x, store)
+
+    def _statements(self, w: Writer, store: str, fields: list[tuple[str, FastPath, str]]) -> None:
+        """Field by field (a set field is omitted when empty)."""
+        entries = w.var("entries")
+        w(f"{entries} = {{}}")
+        w.bound(3)
+        for name, field, f in fields:
+            w.bound(1 + len(name.encode("utf-8")))
+            target = f"{entries}[{name!r}] = {{}}"
+            if field.nullable:
+                with w.block(f"if {f} is None:"):
+                    w(target.format("{'NULL': True}"))
+                    w.bound(1)
+                with w.block("else:"):
+                    field.emit(w, f, target)
+            else:
+                field.emit(w, f, target)
+        w(store.format(f"{{'M': {entries}}}"))
+
+
+class GenericFast(FastPath):
+    """``Any`` and unions: the runtime converter, with the size found while converting."""
+
+    def __init__(
+        self,
+        to_av: Callable[[Any], Any],
+        sized: Callable[[Any], tuple[Any, int]],
+        *,
+        nullable: bool,
+    ) -> None:
+        super().__init__(to_av, nullable=nullable)
+        self.sized = sized
+
+    def emit(self, w: Writer, x: str, store: str) -> None:
+        self.emit_sized(w, x, store, self)
+
+    def emit_sized(self, w: Writer, x: str, store: str, codec: FastPath) -> None:
+        """Emit the sized runtime conversion of ``x``, falling back to ``codec``'s call."""
+        av, size = w.var("av"), w.var("size")
+        with w.block("try:"):
+            w(f"{av}, {size} = {w.ref(self.sized, 'sized')}({x})")
+        # Anything the sized converter does not take (an empty top-level set, a value it
+        # refuses) goes to the codec, which omits it or raises the codec's own error.
+        with w.block(f"except {w.ref(ItemEncodeError, 'ItemEncodeError')}:"):
+            codec.slow(w, x, store)
+        with w.block("else:"):
+            w(store.format(av))
+            w(f"exact += {size}")

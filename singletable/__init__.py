@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Any
 from singletable.entity import Entity
 from singletable.errors import (
     AlreadyExistsError,
+    BatchGetIncompleteError,
+    BatchIncompleteError,
+    BatchWriteIncompleteError,
     ConditionFailedError,
     ConfigurationError,
     CursorError,
@@ -75,7 +78,10 @@ __all__ = [
     "AlreadyExistsError",
     "AsyncConnection",
     "BatchGet",
+    "BatchGetIncompleteError",
+    "BatchIncompleteError",
     "BatchWrite",
+    "BatchWriteIncompleteError",
     "BatchWriteResult",
     "CapacityEstimate",
     "CapacityLine",

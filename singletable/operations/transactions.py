@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -11,7 +12,7 @@ from pydantic import BaseModel
 from singletable.attributes.size import item_size
 from singletable.errors import QueryError, RequestLimitError, ServiceError, TransactionCanceledError
 from singletable.expressions.tree import Condition, Placeholders, render_condition
-from singletable.operations.common import request_capacity, split_key_values
+from singletable.operations.common import describe_key, request_capacity, split_key_values
 from singletable.operations.items import Delete, Get, Put
 from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
 from singletable.operations.unique import (
@@ -36,6 +37,15 @@ MAX_TRANSACT_BYTES = 4 * 1024 * 1024
 
 
 # -- transactions ---------------------------------------------------------------------
+
+
+def _too_many(adding: str, held: list[str]) -> str:
+    counts = Counter(held)
+    holds = ", ".join(f"{n} of {label}" for label, n in sorted(counts.items()))
+    return (
+        f"{adding}: a transaction holds at most {MAX_TRANSACT_ITEMS} items and this one "
+        f"already holds {len(held)} ({holds}); split the work"
+    )
 
 
 @dataclass
@@ -77,13 +87,11 @@ class TransactWrite(Operation[None]):
         for entry in self.entries:
             if entry.table == table and entry.key == key:
                 raise RequestLimitError(
-                    f"{label}: an item appears twice in one transaction; DynamoDB allows each "
-                    "item once"
+                    f"{label}: the item with key ({describe_key(key)}) appears twice in one "
+                    "transaction; DynamoDB allows each item once"
                 )
         if len(self.entries) >= MAX_TRANSACT_ITEMS:
-            raise RequestLimitError(
-                f"a transaction holds at most {MAX_TRANSACT_ITEMS} items; split the work"
-            )
+            raise RequestLimitError(_too_many(label, [e.label for e in self.entries]))
         total = size + sum(entry.size for entry in self.entries)
         if total > MAX_TRANSACT_BYTES:
             raise RequestLimitError(
@@ -205,14 +213,12 @@ class TransactGet(Operation["list[BaseModel | None]"]):
     def get(self, op: Get[Any]) -> TransactGet:
         """Add a `Get`."""
         if len(self.gets) >= MAX_TRANSACT_ITEMS:
-            raise RequestLimitError(
-                f"a transaction holds at most {MAX_TRANSACT_ITEMS} items; split the work"
-            )
+            raise RequestLimitError(_too_many(op.plan.label, [g.plan.label for g in self.gets]))
         for other in self.gets:
             if other.plan.table.name == op.plan.table.name and other.key == op.key:
                 raise RequestLimitError(
-                    f"{op.plan.label}: an item appears twice in one transaction; DynamoDB "
-                    "allows each item once"
+                    f"{op.plan.label}: the item with key ({describe_key(op.key)}) appears twice "
+                    "in one transaction; DynamoDB allows each item once"
                 )
         self.gets.append(op)
         return self

@@ -38,6 +38,7 @@ from singletable.operations.common import (
     request_capacity,
     split_key_values,
     utc_now,
+    version_conflict_message,
 )
 from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
 from singletable.operations.unique import (
@@ -526,7 +527,7 @@ class Update(Operation[E]):
                 self.plan,
                 exc,
                 VersionConflictError,
-                f"{label}: the stored item is not at version {self._expected_version}",
+                version_conflict_message(self.plan, exc, self._expected_version),
             )
         return condition_failed(
             self.plan, exc, ConditionFailedError, f"{label}: the update condition failed"

@@ -25,6 +25,7 @@ from singletable.errors import (
     ConfigurationError,
     CursorError,
     EndpointError,
+    EntityTypeError,
     EstimateError,
     ExpressionError,
     ItemDecodeError,
@@ -46,6 +47,7 @@ from singletable.errors import (
     TransactionCanceledError,
     UniqueConstraintError,
     UnknownEntityError,
+    UnknownFieldError,
     VersionConflictError,
 )
 from singletable.expressions.tree import (
@@ -102,6 +104,7 @@ __all__ = [
     "Entity",
     "EntityPlan",
     "EntityQuery",
+    "EntityTypeError",
     "EstimateError",
     "ExpressionError",
     "FieldRef",
@@ -145,6 +148,7 @@ __all__ = [
     "TransactionCanceledError",
     "UniqueConstraintError",
     "UnknownEntityError",
+    "UnknownFieldError",
     "Update",
     "UpdateAction",
     "VersionConflictError",

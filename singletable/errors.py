@@ -14,7 +14,14 @@ class SingleTableError(Exception):
 
 
 class ModelDefinitionError(SingleTableError, TypeError):
-    """A table, index or entity declaration is wrong; raised when the class is created."""
+    """A table, index or entity declaration is wrong; raised when the class is created.
+
+    Also raised where a model is expected and something else is given (``snapshot(["x"])``).
+    """
+
+
+class EntityTypeError(SingleTableError, TypeError):
+    """An operation of one entity class was given an instance of another (or a non-entity)."""
 
 
 class KeyEncodeError(SingleTableError, ValueError):
@@ -77,6 +84,10 @@ class StreamDecodeError(ItemDecodeError):
 
 class ExpressionError(SingleTableError, ValueError):
     """A condition, filter, projection or update expression is malformed."""
+
+
+class UnknownFieldError(ExpressionError, AttributeError):
+    """``Entity.f.<name>`` names no field of the entity (also an `AttributeError`)."""
 
 
 class QueryError(SingleTableError, ValueError):

@@ -105,6 +105,8 @@ PUBLIC = {
     "decode_records",
     "TransactionCanceledError",
     "UnknownEntityError",
+    "UnknownFieldError",
+    "EntityTypeError",
     "SnapshotError",
     "TextEncodeError",
     "MigrationError",

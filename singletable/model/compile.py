@@ -20,25 +20,9 @@ from singletable.model.table import LSI, KeySchema, Table
 from singletable.model.unique import UniqueConstraint
 from singletable.types import AttributeValue
 
-# Names the Entity base class itself uses; a model field with one of them would shadow it.
+# Keyword arguments of Entity's operation constructors: a key field so named could not
+# be passed as a key value.
 _KEY_OPTION_NAMES = frozenset({"capacity", "consistent", "condition", "return_old", "index"})
-_RESERVED_NAMES = frozenset(
-    {
-        "f",
-        "key",
-        "get",
-        "put",
-        "create",
-        "update",
-        "upsert",
-        "delete",
-        "query",
-        "scan",
-        "to_item",
-        "from_item",
-        "plan",
-    }
-)
 
 
 def _is_optional(annotation: Any) -> tuple[bool, Any]:
@@ -160,11 +144,8 @@ class _Compiler:
         if table.ttl_attribute:
             reserved_attributes.add(table.ttl_attribute)
         for field_name in self.model_fields:
-            if field_name in _RESERVED_NAMES:
-                raise ModelDefinitionError(
-                    f"{self.label}.{field_name}: the field name shadows Entity.{field_name}; "
-                    "rename it"
-                )
+            # Field names that shadow Entity's own attributes are refused by Entity itself,
+            # before pydantic collects the fields (it only warns).
             if field_name in reserved_attributes:
                 raise ModelDefinitionError(
                     f"{self.label}.{field_name}: the field name is a key or bookkeeping "

@@ -449,7 +449,7 @@ def test_number_sort_key_range_errors() -> None:
     )
     with pytest.raises(QueryError, match=r"between\(n=\.\.\.\): the low bound 5 .* high bound -5"):
         Counter.query(c="x").between(n=(5, -5))
-    with pytest.raises(QueryError) as info:
+    with pytest.raises(KeyEncodeError) as info:
         Counter.query(c="x").gt(n="a")  # type: ignore[arg-type]  # the run-time refusal is the test
     assert "Counter (table key), sk template '{n}': field 'n': int key value 'a'" in str(info.value)
 

@@ -1,0 +1,223 @@
+"""Every refusal is a `SingleTableError`, of one documented type per kind of mistake.
+
+Two guards: a scan of every ``raise`` statement in the package (each must raise a
+`SingleTableError` subclass, or call a function annotated to return one), and behaviour
+over generated entity classes (a bad key value is a `KeyEncodeError` whichever key field
+and position it is given at; a field that shadows an `Entity` attribute is refused when
+the class is created; an operation given another entity's instance raises
+`EntityTypeError`).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
+from pydantic import BaseModel, create_model
+from strategies import TemplateShape, shape_values, template_shapes
+
+import singletable as st
+from singletable.errors import SingleTableError
+
+PACKAGE = Path(st.__file__).parent
+
+#: ``raise`` sites that are not refusals of user input, each with the reason.
+NOT_REFUSALS = {
+    # An abstract method's body: a subclass that forgets to override it is a bug in
+    # that subclass, and NotImplementedError is the protocol Python tools understand.
+    "NotImplementedError",
+    # argparse's contract for type= converters: it turns this into a usage message.
+    "argparse.ArgumentTypeError",
+}
+
+
+def _raise_sites() -> list[tuple[str, int, ast.Raise, list[ast.ClassDef]]]:
+    sites = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        tree = ast.parse(path.read_text())
+
+        def visit(node: ast.AST, classes: list[ast.ClassDef], module: str = module) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.Raise):
+                    sites.append((module, child.lineno, child, classes))
+                visit(child, [*classes, child] if isinstance(child, ast.ClassDef) else classes)
+
+        visit(tree, [])
+    return sites
+
+
+def _raised_type(module: Any, node: ast.Raise, classes: list[ast.ClassDef]) -> Any:
+    """The class a ``raise`` raises, or the return type of the function that builds it."""
+    target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    assert target is not None
+    if isinstance(target, ast.Attribute) and ast.unparse(target.value) == "self":
+        owner = getattr(module, classes[-1].name)
+        factory = getattr(owner, target.attr)
+    else:
+        factory = module
+        for part in ast.unparse(target).split("."):
+            factory = getattr(factory, part)
+    if isinstance(factory, type):
+        return factory
+    # Only the return annotation is resolved: the others may name TYPE_CHECKING imports.
+    annotation = inspect.signature(factory).return_annotation
+    return eval(annotation, vars(module)) if isinstance(annotation, str) else annotation
+
+
+def test_every_raise_in_the_package_raises_a_singletable_error() -> None:
+    checked = 0
+    wrong = []
+    for module_name, line, node, classes in _raise_sites():
+        if node.exc is None:
+            continue  # a bare re-raise inside an except block
+        if isinstance(node.exc, ast.Name) and ast.unparse(node.exc) in NOT_REFUSALS:
+            continue
+        if isinstance(node.exc, ast.Call) and ast.unparse(node.exc.func) in NOT_REFUSALS:
+            continue
+        raised = _raised_type(importlib.import_module(module_name), node, classes)
+        checked += 1
+        if not (isinstance(raised, type) and issubclass(raised, SingleTableError)):
+            wrong.append(f"{module_name}:{line}: raises {raised!r}")
+    assert wrong == []
+    assert checked > 300  # the scan really walked the package
+
+
+def test_the_documented_hierarchy_is_the_real_one() -> None:
+    """docs/errors.md lists every error class under its real base classes."""
+    page = (PACKAGE.parent / "docs" / "errors.md").read_text()
+    import singletable.errors as errors
+
+    for name, cls in vars(errors).items():
+        if isinstance(cls, type) and issubclass(cls, SingleTableError):
+            bases = ", ".join(b.__name__ for b in cls.__bases__)
+            assert f"`{name}({bases})`" in page, name
+
+
+# ------------------------------------------------------------------ key value errors
+
+
+class _Unencodable:
+    """A value no key codec accepts."""
+
+
+def _entity(pk: TemplateShape, sk: TemplateShape) -> type[st.Entity]:
+    table = st.Table("errors", delimiter=sk.delimiter, escape=sk.escape)
+    sk_source = sk.source
+    fields: dict[str, Any] = {"p": (str, ...)}
+    for name, kind in sk.fields:
+        fields["s" + name] = (kind.annotation, ...)
+        sk_source = sk_source.replace("{" + name + "}", "{s" + name + "}")
+    return create_model(  # type: ignore[no-any-return, call-overload]
+        "Keyed",
+        __base__=st.Entity,
+        __cls_kwargs__={"table": table, "pk": f"P{sk.delimiter}{{p}}", "sk": sk_source},
+        **fields,
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=template_shapes(), data=hs.data())
+def test_a_bad_key_value_is_a_key_encode_error_wherever_it_is_given(
+    shape: TemplateShape, data: hs.DataObject
+) -> None:
+    entity = _entity(shape, shape)
+    values = {"s" + k: v for k, v in data.draw(shape_values(shape)).items()}
+    sk_names = ["s" + name for name, _ in shape.fields]
+    given = data.draw(hs.integers(0, len(sk_names)), label="sort key fields given")
+    query_values: dict[str, Any] = {"p": "x", **{n: values[n] for n in sk_names[:given]}}
+    bad = data.draw(hs.sampled_from(["p", *sk_names[: given + 1]]), label="bad field")
+    if bad in query_values:
+        query_values[bad] = _Unencodable()
+        with pytest.raises(st.KeyEncodeError, match=f"field '{bad}'"):
+            entity.query(**query_values)
+        with pytest.raises(st.KeyEncodeError, match=f"field '{bad}'"):
+            entity.get(**{**values, **query_values})
+        return
+    # The next sort key field, in a range condition.
+    query = entity.query(**query_values)
+    op = data.draw(hs.sampled_from(["gt", "ge", "lt", "le", "between"]), label="op")
+    value = (_Unencodable(), _Unencodable()) if op == "between" else _Unencodable()
+    with pytest.raises(st.KeyEncodeError, match=f"field '{bad}'"):
+        getattr(query, op)(**{bad: value})
+
+
+# ------------------------------------------------------------------ modelling mistakes
+
+RESERVED = sorted(
+    {
+        name
+        for base in st.Entity.__mro__
+        if base is not object
+        for name in vars(base)
+        if not name.startswith("_")
+    }
+)
+
+
+@pytest.mark.parametrize("name", RESERVED)
+def test_a_field_that_shadows_an_entity_attribute_is_refused_at_class_definition(
+    name: str,
+) -> None:
+    home = "BaseModel" if any(name in vars(b) for b in BaseModel.__mro__) else "Entity"
+    with pytest.raises(
+        st.ModelDefinitionError,
+        match=rf"^Bad\.{name}: the field name shadows {home}\.{name}, which Bad needs; "
+        "rename the field$",
+    ):
+        create_model(  # type: ignore[call-overload]
+            "Bad",
+            __base__=st.Entity,
+            __cls_kwargs__={"table": st.Table("shadow"), "pk": "B#{k}", "sk": "M"},
+            k=(str, ...),
+            **{name: (str, "")},
+        )
+
+
+def test_f_and_query_are_in_the_reserved_names() -> None:
+    assert {"f", "query", "put", "plan", "key", "model_dump"} <= set(RESERVED)
+
+
+table = st.Table("kinds")
+
+
+class Thing(st.Entity, table=table, pk="T#{tid}", sk="META"):
+    tid: str
+
+
+class Account(st.Entity, table=table, pk="A#{aid}", sk="META"):
+    aid: str
+
+
+@pytest.mark.parametrize("operation", ["put", "create", "delete"])
+@pytest.mark.parametrize("wrong", [Account(aid="a"), {"tid": "t"}, "t"])
+def test_an_operation_given_another_entity_raises_entity_type_error(
+    operation: str, wrong: object
+) -> None:
+    with pytest.raises(
+        st.EntityTypeError,
+        match=rf"^Thing\.put/create/delete takes a Thing, got {type(wrong).__qualname__}$",
+    ) as caught:
+        getattr(Thing, operation)(wrong)
+    assert isinstance(caught.value, TypeError)  # what callers caught before
+
+
+def test_an_unknown_field_reference_is_a_singletable_error_and_an_attribute_error() -> None:
+    with pytest.raises(st.UnknownFieldError, match=r"^Thing has no field 'nope' \(fields: tid\)$"):
+        _ = Thing.f.nope
+    assert not hasattr(Thing.f, "nope")  # still an AttributeError for getattr/hasattr
+
+
+def test_refusals_from_tooling_are_singletable_errors() -> None:
+    with pytest.raises(st.ModelDefinitionError, match=r"^expected a Table, got str 'x'$"):
+        st.snapshot(["x"])  # type: ignore[list-item]
+    # Checked before the connection is used at all.
+    with pytest.raises(st.RequestLimitError, match=r"^segments must be 1 to 1,000,000"):
+        st.migrate(None, table, {}, segments=0)  # type: ignore[arg-type]

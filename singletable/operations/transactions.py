@@ -14,7 +14,7 @@ from singletable.errors import QueryError, RequestLimitError, ServiceError, Tran
 from singletable.expressions.tree import Condition, Placeholders, render_condition
 from singletable.operations.common import describe_key, request_capacity, split_key_values
 from singletable.operations.items import Delete, Get, Put
-from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
+from singletable.operations.protocol import Builder, Call, Operation, ReturnCapacity, Step, chain
 from singletable.operations.unique import (
     GuardWrite,
     TransactEntry,
@@ -62,7 +62,7 @@ class _TransactEntry:
 
 
 @dataclass
-class TransactWrite(Operation[None]):
+class TransactWrite(Builder, Operation[None]):
     """Up to 100 puts, updates, deletes and condition checks that succeed or fail together.
 
     A cancelled transaction raises `TransactionCanceledError` with one reason per item
@@ -70,6 +70,7 @@ class TransactWrite(Operation[None]):
     """
 
     action: ClassVar[str] = "transact_write_items"
+    _containers: ClassVar[tuple[str, ...]] = ("entries",)
     entries: list[_TransactEntry] = field(default_factory=list)
     client_token: str | None = None
     capacity: ReturnCapacity | None = None
@@ -107,6 +108,7 @@ class TransactWrite(Operation[None]):
             self._add(e.label, e.table, e.key, e.request, e.size, e.guard, plan)
         return self
 
+    @chain
     def put(self, op: Put[Any]) -> TransactWrite:
         """Add a `Put` (its condition included; with unique fields, a create and its guards)."""
         if op.plan.unique:
@@ -121,6 +123,7 @@ class TransactWrite(Operation[None]):
             item_size(op.item),
         )
 
+    @chain
     def update(self, op: Update[Any]) -> TransactWrite:
         """Add an `Update` (its condition included, and the guards of unique fields it moves).
 
@@ -134,6 +137,7 @@ class TransactWrite(Operation[None]):
         params.pop("ReturnConsumedCapacity", None)
         return self._add(op.plan.label, op.plan.table.name, op.key, {"Update": params})
 
+    @chain
     def delete(self, op: Delete[Any]) -> TransactWrite:
         """Add a `Delete` (its condition included; with unique fields, of an object)."""
         if op.plan.unique:
@@ -143,6 +147,7 @@ class TransactWrite(Operation[None]):
         params.pop("ReturnConsumedCapacity", None)
         return self._add(op.plan.label, op.plan.table.name, op.key, {"Delete": params})
 
+    @chain
     def check(
         self, plan: EntityPlan, key: Mapping[str, Any], condition: Condition
     ) -> TransactWrite:
@@ -203,13 +208,15 @@ class TransactWrite(Operation[None]):
 
 
 @dataclass
-class TransactGet(Operation["list[BaseModel | None]"]):
+class TransactGet(Builder, Operation["list[BaseModel | None]"]):
     """Up to 100 consistent reads in one snapshot; ``None`` where an item is missing."""
 
     action: ClassVar[str] = "transact_get_items"
+    _containers: ClassVar[tuple[str, ...]] = ("gets",)
     gets: list[Get[Any]] = field(default_factory=list)
     capacity: ReturnCapacity | None = None
 
+    @chain
     def get(self, op: Get[Any]) -> TransactGet:
         """Add a `Get`."""
         if len(self.gets) >= MAX_TRANSACT_ITEMS:

@@ -40,7 +40,7 @@ from singletable.operations.common import (
     utc_now,
     version_conflict_message,
 )
-from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
+from singletable.operations.protocol import Builder, Call, Operation, ReturnCapacity, Step, chain
 from singletable.operations.unique import (
     read_request,
     touched_constraints,
@@ -57,7 +57,7 @@ R = TypeVar("R")
 E = TypeVar("E", bound=BaseModel)
 
 
-class Update(Operation[E]):
+class Update(Builder, Operation[E]):
     """Change some attributes of an existing item (``upsert=True``: create it if missing).
 
     An upsert must be able to create a complete item: it refuses to run without a value
@@ -71,6 +71,7 @@ class Update(Operation[E]):
     """
 
     action = "update_item"
+    _containers = ("_sets", "_known", "_actions")
 
     def __init__(
         self,
@@ -120,6 +121,7 @@ class Update(Operation[E]):
         ref: FieldRef[Any] = getattr(FieldRefs(self.plan), name)
         return ref
 
+    @chain
     def set(self, **values: Any) -> Update[E]:
         """Set fields to values (``None`` removes the attribute).
 
@@ -140,6 +142,7 @@ class Update(Operation[E]):
             self._actions.append(ref.remove() if value is None else ref.set(value))
         return self
 
+    @chain
     def remove(self, *names: str) -> Update[E]:
         """Remove attributes (the fields must be optional or have defaults)."""
         for name in names:
@@ -151,35 +154,41 @@ class Update(Operation[E]):
                 )
         return self.set(**dict.fromkeys(names))
 
+    @chain
     def add(self, **values: Any) -> Update[E]:
         """DynamoDB ``ADD``: add to a number, or add elements to a set."""
         for name, value in values.items():
             self._actions.append(self._ref(name).add(value))
         return self
 
+    @chain
     def increment(self, name: str, by: int | float = 1) -> Update[E]:
         """``SET name = name + by`` (fails if the attribute is missing; see `add`)."""
         self._actions.append(self._ref(name).increment(by))
         return self
 
+    @chain
     def delete_from(self, **values: Any) -> Update[E]:
         """DynamoDB ``DELETE``: remove elements from a set."""
         for name, value in values.items():
             self._actions.append(self._ref(name).delete(value))
         return self
 
+    @chain
     def append(self, **values: Any) -> Update[E]:
         """Append elements to a list attribute."""
         for name, value in values.items():
             self._actions.append(self._ref(name).append(value))
         return self
 
+    @chain
     def prepend(self, **values: Any) -> Update[E]:
         """Prepend elements to a list attribute."""
         for name, value in values.items():
             self._actions.append(self._ref(name).prepend(value))
         return self
 
+    @chain
     def set_if_not_exists(self, **values: Any) -> Update[E]:
         """Set fields only where the stored item has no value yet."""
         for name, value in values.items():
@@ -187,6 +196,7 @@ class Update(Operation[E]):
             self._actions.append(ref.set(ref.if_not_exists(value)))
         return self
 
+    @chain
     def apply(self, *actions: UpdateAction) -> Update[E]:
         """Raw actions on nested paths, e.g. ``Order.f.meta["k"].set(1)``.
 
@@ -220,6 +230,7 @@ class Update(Operation[E]):
             self.set(**{name: decoded})
         return self
 
+    @chain
     def known(self, **values: Any) -> Update[E]:
         """Current values of unchanged fields that an index key being rewritten needs."""
         for name, value in values.items():
@@ -233,11 +244,13 @@ class Update(Operation[E]):
         self._known.update(values)
         return self
 
+    @chain
     def where(self, condition: Condition) -> Update[E]:
         """Only update when ``condition`` holds on the stored item."""
         self._condition = condition if self._condition is None else self._condition & condition
         return self
 
+    @chain
     def expect_version(self, version: int) -> Update[E]:
         """Optimistic locking: only update if the stored version is ``version``."""
         if self.plan.version_field is None:
@@ -245,6 +258,7 @@ class Update(Operation[E]):
         self._expected_version = version
         return self
 
+    @chain
     def at(self, now: datetime) -> Update[E]:
         """Use ``now`` for the updated_at stamp (default: the current time)."""
         self._now = now

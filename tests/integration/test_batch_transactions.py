@@ -128,29 +128,29 @@ def test_transaction_refuses_the_same_item_twice(m: Models) -> None:
         match=r"^entity Thing: the item with key \(PK='BOX#b', SK='THING#t000'\) appears twice "
         r"in one transaction; DynamoDB allows each item once$",
     ):
-        tx.update(m.Thing.update(box="b", thing_id=a.thing_id).set(name="x"))
+        tx = tx.update(m.Thing.update(box="b", thing_id=a.thing_id).set(name="x"))
 
 
 def test_transaction_refuses_more_than_100_items(m: Models) -> None:
     tx = st.TransactWrite()
     for thing in _things(m, 100):
-        tx.put(m.Thing.put(thing))
+        tx = tx.put(m.Thing.put(thing))
     extra = m.Thing(box="b", thing_id="t100", name="x")
     with pytest.raises(
         st.RequestLimitError,
         match=r"^entity Thing: a transaction holds at most 100 items and this one already "
         r"holds 100 \(100 of entity Thing\); split the work$",
     ):
-        tx.put(m.Thing.put(extra))
+        tx = tx.put(m.Thing.put(extra))
     get = st.TransactGet()
     for i in range(100):
-        get.get(m.Thing.get(box="b", thing_id=f"t{i:03d}"))
+        get = get.get(m.Thing.get(box="b", thing_id=f"t{i:03d}"))
     with pytest.raises(
         st.RequestLimitError,
         match=r"^entity Thing: a transaction holds at most 100 items and this one already "
         r"holds 100 \(100 of entity Thing\); split the work$",
     ):
-        get.get(m.Thing.get(box="b", thing_id="t100"))
+        get = get.get(m.Thing.get(box="b", thing_id="t100"))
     # The full 100-item transaction itself goes through.
     tx.run(m.db)
     assert len(m.Thing.query(box="b").all(m.db)) == 100

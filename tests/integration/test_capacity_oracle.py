@@ -272,7 +272,7 @@ def _scenario(
     data, size = changes
     target = make(part, 1, data, size)
     update: Update[Rec] = Update(PLAN, {"part": part, "rev": 1}, capacity=CAP)
-    update.set(**_update_values(target))
+    update = update.set(**_update_values(target))
     before = o.item(part, 1)
     estimate = estimate_capacity(update, existing=before, after=target.to_item())
     result = o.check("update", estimate, lambda: update.run(db))
@@ -329,22 +329,22 @@ def _scenario(
     # transactions
     tget = TransactGet(capacity=CAP)
     for rev in revs:
-        tget.get(Get(PLAN, {"part": part, "rev": rev}))
+        tget = tget.get(Get(PLAN, {"part": part, "rev": rev}))
     estimate = estimate_capacity(tget, read=[o.item(part, rev) for rev in revs])
     o.check("transact get", estimate, lambda: tget.run(db))
 
     tw = TransactWrite(capacity=CAP)
     fresh = make(part, 50, *first)
-    tw.put(Put(fresh))
+    tw = tw.put(Put(fresh))
     moved = make(part, 1, *second)
     tw_update: Update[Rec] = Update(PLAN, {"part": part, "rev": 1})
-    tw_update.set(**_update_values(moved))
-    tw.update(tw_update)
-    tw.delete(Delete(PLAN, {"part": part, "rev": 10}))
-    tw.delete(Delete(PLAN, {"part": part, "rev": 96}))
+    tw_update = tw_update.set(**_update_values(moved))
+    tw = tw.update(tw_update)
+    tw = tw.delete(Delete(PLAN, {"part": part, "rev": 10}))
+    tw = tw.delete(Delete(PLAN, {"part": part, "rev": 96}))
     rev_checked = news[-1].rev if len(news) > 1 else 95
     condition = Rec.f.rev.exists() if rev_checked != 95 else Rec.f.rev.not_exists()
-    tw.check(PLAN, {"part": part, "rev": rev_checked}, condition)
+    tw = tw.check(PLAN, {"part": part, "rev": rev_checked}, condition)
     existing = [None, o.item(part, 1), o.item(part, 10), None, o.item(part, rev_checked)]
     after: list[Item | None] = [None, moved.to_item(), None, None, None]
     estimate = estimate_capacity(tw, existing=existing, after=after, tables=[oracle])
@@ -366,8 +366,8 @@ def test_transaction_quirk_equal_items_counted_once(oracle_db: Connection) -> No
     o = Oracle(oracle_db)
     part = "q" + uuid.uuid4().hex[:6]
     tw = TransactWrite(capacity=CAP)
-    tw.put(Put(Rec(part=part, rev=1)))
-    tw.put(Put(Rec(part=part, rev=2)))
+    tw = tw.put(Put(Rec(part=part, rev=1)))
+    tw = tw.put(Put(Rec(part=part, rev=2)))
     estimate = estimate_capacity(tw, tables=[oracle])
     assert estimate.total == 4.0  # what the service bills: 2 items x 1 WCU x 2
     oracle_db.meter.reset()

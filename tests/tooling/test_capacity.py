@@ -232,10 +232,10 @@ def test_batch_write_needs_its_tables() -> None:
 
 def test_transactions_double() -> None:
     tw = TransactWrite()
-    tw.put(Doc.put(doc(1500, rev=1, owner="o")))
-    tw.update(Doc.update(doc_id="d", rev=2).set(body="b"))
-    tw.delete(Doc.delete(doc_id="d", rev=3))
-    tw.check(Doc.plan(), {"doc_id": "d", "rev": 4}, Doc.f.body.exists())
+    tw = tw.put(Doc.put(doc(1500, rev=1, owner="o")))
+    tw = tw.update(Doc.update(doc_id="d", rev=2).set(body="b"))
+    tw = tw.delete(Doc.delete(doc_id="d", rev=3))
+    tw = tw.check(Doc.plan(), {"doc_id": "d", "rev": 4}, Doc.f.body.exists())
     existing = [None, doc(1000, rev=2).to_item(), None, doc(5000, rev=4).to_item()]
     after = [None, doc(2500, rev=2).to_item(), None, None]
     estimate = estimate_capacity(tw, existing=existing, after=after, tables=[app])

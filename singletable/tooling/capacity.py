@@ -646,17 +646,70 @@ def _transact_write(
     return CapacityEstimate(tuple(lines))
 
 
+#: What each operation needs to be estimated exactly, and what is unknown without it.
+_NEEDS: tuple[tuple[tuple[type, ...], str, str], ...] = (
+    (
+        (EntityQuery, CollectionQuery, Scan),
+        "read",
+        "read=[...]: the items the request reads (every item the key condition or scan "
+        "touches, before filters); without them the read units cannot be known",
+    ),
+    (
+        (Get, ProjectedGet, BatchGet, TransactGet),
+        "read",
+        "read=: the stored item(s) (None where missing); without them only the cost of "
+        "missing items is known, a lower bound",
+    ),
+    (
+        (Put, Delete, Update, BatchWrite, TransactWrite),
+        "existing",
+        "existing=: the item(s) stored under the key before the write (None where there "
+        "is none); a larger stored item, or index entries it has, costs more: without it "
+        "the units are a lower bound",
+    ),
+)
+
+
+class _NotGiven:
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+_NOT_GIVEN: Any = _NotGiven()
+
+
 def explain(
     op: Operation[Any] | BaseQuery[Any],
     *,
-    existing: Any = None,
-    after: Any = None,
-    read: Any = None,
+    existing: Any = _NOT_GIVEN,
+    after: Any = _NOT_GIVEN,
+    read: Any = _NOT_GIVEN,
     tables: Iterable[Table] = (),
 ) -> dict[str, Any]:
     """The exact request ``op`` sends and the capacity it will consume, side by side.
 
-    Takes the same arguments as `estimate_capacity`.
+    Takes the same arguments as `estimate_capacity`. An argument the operation needs and
+    that is not given is never taken as "nothing": the capacity says ``"exact": False``,
+    lists under ``"unknown"`` what it cannot know and what to pass, ``rcu``, ``wcu``,
+    ``table`` and ``indexes`` are ``None`` (never a silent 0), and ``"at_least"`` gives
+    the lower bounds the known part implies.
     """
-    estimate = estimate_capacity(op, existing=existing, after=after, read=read, tables=tables)
-    return {"request": op.params(), "capacity": estimate.explain()}
+    given = {"existing": existing, "after": after, "read": read}
+    unknown = [
+        message
+        for kinds, argument, message in _NEEDS
+        if isinstance(op, kinds) and given[argument] is _NOT_GIVEN
+    ]
+    estimate = estimate_capacity(
+        op,
+        **{k: None if v is _NOT_GIVEN else v for k, v in given.items()},
+        tables=tables,
+    )
+    capacity = estimate.explain()
+    capacity["exact"] = not unknown
+    if unknown:
+        capacity["unknown"] = unknown
+        capacity["at_least"] = {"rcu": estimate.rcu, "wcu": estimate.wcu, "total": estimate.total}
+        for figure in ("rcu", "wcu", "table", "indexes"):
+            capacity[figure] = None
+    return {"request": op.params(), "capacity": capacity}

@@ -140,7 +140,15 @@ def test_index_entry_projections() -> None:
     item = doc(2000, owner="ann", tag="t", rank=3, note="n").to_item()
     assert index_entry(app, "ByOwner", item) == item  # ALL
     assert set(index_entry(app, "ByTag", item) or {}) == {"PK", "SK", "GSI2PK"}
-    assert set(index_entry(app, "ByRank", item) or {}) == {"PK", "SK", "LSI1SK", "note"}
+    # INCLUDE carries the entity and version attributes too, as the table is created.
+    assert set(index_entry(app, "ByRank", item) or {}) == {
+        "PK",
+        "SK",
+        "LSI1SK",
+        "note",
+        app.entity_attribute,
+        app.version_attribute,
+    }
     assert index_entry(app, "ByOwner", doc(100).to_item()) is None  # sparse
 
 

@@ -11,6 +11,7 @@ from typing import Any, Union
 from pydantic import BaseModel
 
 from singletable.attributes.codecs import attribute_codec_for
+from singletable.attributes.numbers import beyond_number_range
 from singletable.errors import ModelDefinitionError
 from singletable.keys.codecs import KeyCodec, codec_for
 from singletable.keys.templates import FIELD_SEGMENT, KeyTemplate
@@ -23,6 +24,24 @@ from singletable.types import AttributeValue
 # Keyword arguments of Entity's operation constructors: a key field so named could not
 # be passed as a key value.
 _KEY_OPTION_NAMES = frozenset({"capacity", "consistent", "condition", "return_old", "index"})
+
+
+def _kept_in_the_key(
+    encode: Callable[[Any], AttributeValue | None],
+) -> Callable[[Any], AttributeValue | None]:
+    """A primary key field's attribute encoder that keeps out-of-range values in the key.
+
+    A value beyond the Number range (an int of 39 to 99 significant digits, a decimal
+    exponent past ±130) gets no attribute: the key holds it, and decoding recovers it
+    from there.
+    """
+
+    def to_av(value: Any) -> AttributeValue | None:
+        if beyond_number_range(value):
+            return None
+        return encode(value)
+
+    return to_av
 
 
 def _is_optional(annotation: Any) -> tuple[bool, Any]:
@@ -84,7 +103,7 @@ class _Compiler:
         primary = self.key_plan(None, self.options["pk"], self.options.get("sk"))
         self.check_key_field_names(primary)
         indexes = self.index_plans()
-        fields, encoders = self.field_plans()
+        fields, encoders = self.field_plans(primary)
         ttl_field = self.special("ttl", (datetime, int), primary)
         if ttl_field is not None and self.table.ttl_attribute is None:
             raise ModelDefinitionError(
@@ -274,7 +293,7 @@ class _Compiler:
     # -- fields ----------------------------------------------------------------------
 
     def field_plans(
-        self,
+        self, primary: KeyPlan
     ) -> tuple[dict[str, FieldPlan], list[tuple[str, str, Callable[[Any], AttributeValue | None]]]]:
         fields: dict[str, FieldPlan] = {}
         encoders: list[tuple[str, str, Callable[[Any], AttributeValue | None]]] = []
@@ -292,7 +311,10 @@ class _Compiler:
                 # Any admits None, which is stored by omission like an Optional's.
                 nullable=_is_optional(info.annotation)[0] or info.annotation is Any,
             )
-            encoders.append((field_name, field_name, codec.to_av))
+            encode = codec.to_av
+            if field_name in primary.fields and codec.params().get("type") == "N":
+                encode = _kept_in_the_key(encode)
+            encoders.append((field_name, field_name, encode))
         return fields, encoders
 
     def special(self, option: str, allowed: tuple[type, ...], primary: KeyPlan) -> str | None:

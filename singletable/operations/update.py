@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from singletable.attributes.numbers import beyond_number_range
 from singletable.attributes.size import MAX_ITEM_SIZE, attribute_value_size, item_size
 from singletable.errors import (
     ConditionFailedError,
@@ -389,7 +390,9 @@ class Update(Builder, Operation[E]):
             # A put stores key fields as attributes too; an upsert that creates the item
             # must as well, or filters and projections on those fields miss it.
             for name, value in self.key_values.items():
-                actions.append(getattr(FieldRefs(plan), name).set(value))
+                # As in a put, a value beyond the Number range stays in the key only.
+                if not beyond_number_range(value):
+                    actions.append(getattr(FieldRefs(plan), name).set(value))
             # A created_at the caller writes (set(created_at=...)) is theirs to choose.
             if plan.created_at_field is not None and plan.created_at_field not in update_paths(
                 self._actions
@@ -410,8 +413,8 @@ class Update(Builder, Operation[E]):
         touched = update_paths(actions)
         defaults: list[UpdateAction] = []
         for name, field_plan in plan.fields.items():
-            if field_plan.attribute in touched:
-                continue
+            if field_plan.attribute in touched or name in self.key_values:
+                continue  # key fields are in the key (and, within range, set above)
             if field_plan.required:
                 raise ExpressionError(
                     f"{plan.label}: upsert may create the item, and required field {name!r} "

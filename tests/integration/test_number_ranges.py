@@ -8,9 +8,11 @@ with their trailing zeros; number text now never carries more than 38 digits.
 
 from __future__ import annotations
 
+import decimal
 from decimal import Context, Decimal
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 from strategies import key_decimals, key_ints
@@ -103,3 +105,25 @@ def test_generated_key_numbers_round_trip(
         _check(db, amount, "d", decimals)
     finally:
         db.delete_table(counter.plan().table)
+
+
+@pytest.mark.moto_only(
+    "moto cannot project a Number key of 39+ digits sent in plain digits (decimal.Rounded); "
+    "DynamoDB hands Number keys back in plain digits, so keys are sent that way"
+)
+def test_moto_cannot_project_a_number_key_of_39_digits(
+    dynamodb_client: DynamoDBClient, table_name: str
+) -> None:
+    table = st.Table(table_name, sk_type="N")
+
+    class Row(st.Entity, table=table, pk="R#{r}", sk="{n}"):
+        r: str
+        n: int
+
+    db = st.Connection(dynamodb_client)
+    db.create_table(table)
+    Row.put(Row(r="a", n=10**40)).run(db)
+    assert Row.query(r="a").all(db) == [Row(r="a", n=10**40)]
+    assert Row.query(r="a").count(db) == 1
+    with pytest.raises(decimal.Rounded):
+        Row.query(r="a").project("n").all(db)

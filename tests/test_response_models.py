@@ -22,6 +22,7 @@ NOT_DATA = {
     "EntityPlan": "a compiled class plan (functions, the Table): built by Entity, not validated",
     "TransactGet": "an operation (a builder), not a result",
     "TransactWrite": "an operation (a builder), not a result",
+    "DispatchReport": "holds the exception a stream handler raised (BaseException)",
 }
 
 

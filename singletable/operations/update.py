@@ -207,6 +207,8 @@ class Update(Builder, Operation[E]):
         attribute of the table, and one that computes a field feeding an index key (an
         increment, ``if_not_exists``) is refused, as the new key cannot be known.
         """
+        # ``self`` is this call's own copy; set() and remove() return further copies.
+        update = self
         for action in actions:
             if not isinstance(action, UpdateAction):
                 raise ExpressionError(
@@ -215,11 +217,11 @@ class Update(Builder, Operation[E]):
             name = str(action.path[0])
             self._ref(name)
             if len(action.path) == 1 and action.clause == "REMOVE":
-                self.remove(name)
+                update = update.remove(name)
                 continue
             value = plain_set_value(action) if len(action.path) == 1 else None
             if value is None:
-                self._actions.append(action)
+                update._actions.append(action)
                 continue
             field = self.plan.fields[name]
             try:
@@ -228,8 +230,8 @@ class Update(Builder, Operation[E]):
                 raise ExpressionError(
                     f"{action.label}: cannot be set to {value!r}: {exc}"
                 ) from None
-            self.set(**{name: decoded})
-        return self
+            update = update.set(**{name: decoded})
+        return update
 
     @chain
     def known(self, **values: Any) -> Update[E]:

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError
 
 import singletable as st
-
-from ._ops_models import make_models
+from tests.integration.models import make_models
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

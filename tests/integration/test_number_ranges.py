@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
-from strategies import key_decimals, key_ints
 
 import singletable as st
+from tests.strategies import key_decimals, key_ints
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -86,8 +86,10 @@ def test_explain_without_samples_says_what_it_cannot_know(kind: str) -> None:
     capacity = st.explain(build(), **always)["capacity"]
     assert capacity["exact"] is False
     assert any(message.startswith(f"{argument}=") for message in capacity["unknown"])
-    assert capacity["rcu"] is None and capacity["wcu"] is None
-    assert capacity["table"] is None and capacity["indexes"] is None
+    assert capacity["rcu"] is None
+    assert capacity["wcu"] is None
+    assert capacity["table"] is None
+    assert capacity["indexes"] is None
     assert set(capacity["at_least"]) == {"rcu", "wcu", "total"}
 
 
@@ -99,7 +101,8 @@ def test_explain_with_samples_is_exact(kind: str) -> None:
     estimate = st.estimate_capacity(op, **{argument: value}, **always)
     assert explained["request"] == op.params()
     capacity = explained["capacity"]
-    assert capacity["exact"] is True and "unknown" not in capacity
+    assert capacity["exact"] is True
+    assert "unknown" not in capacity
     assert (capacity["rcu"], capacity["wcu"]) == (estimate.rcu, estimate.wcu)
     assert capacity["rcu"] + capacity["wcu"] > 0
 

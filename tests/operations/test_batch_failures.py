@@ -57,6 +57,7 @@ def test_batch_write_error_partitions_the_writes_exactly(
     op = st.BatchWrite(puts=puts, deletes=deletes, max_attempts=3, backoff_base=0)
     written: set[str] = set()
     error: st.BatchWriteIncompleteError | None = None
+    result: st.BatchWriteResult | None = None
     raised: st.ServiceError | None = None
     steps = op.steps()
     try:
@@ -76,12 +77,14 @@ def test_batch_write_error_partitions_the_writes_exactly(
             written |= {_note_id(w) for w, stuck in zip(writes, mask, strict=True) if not stuck}
             step = steps.send({"UnprocessedItems": {"batchfail": left} if left else {}})
     except StopIteration as done:
-        assert done.value == st.BatchWriteResult(
-            put=n_puts, deleted=n_deletes, calls=done.value.calls, retries=done.value.retries
-        )
+        result = done.value
     except st.BatchWriteIncompleteError as exc:
         error = exc
     if error is None:
+        assert result is not None
+        assert result == st.BatchWriteResult(
+            put=n_puts, deleted=n_deletes, calls=result.calls, retries=result.retries
+        )
         assert written == {p.note_id for p in puts} | {k["note_id"] for _, k in deletes}
         return
     assert isinstance(error, st.RequestLimitError)  # what callers caught before
@@ -118,6 +121,7 @@ def test_batch_get_error_holds_the_items_read_and_exactly_the_keys_not_read(
     answered: set[str] = set()
     steps = op.steps()
     error: st.BatchGetIncompleteError | None = None
+    read: Any = None
     try:
         step = next(steps)
         while True:
@@ -140,11 +144,13 @@ def test_batch_get_error_holds_the_items_read_and_exactly_the_keys_not_read(
                 response["UnprocessedKeys"] = {"batchfail": {"Keys": left}}
             step = steps.send(response)
     except StopIteration as done:
-        assert done.value == [stored[k["note_id"]] for _, k in keys if k["note_id"] in stored]
-        assert answered == {k["note_id"] for _, k in keys}
-        return
+        read = done.value
     except st.BatchGetIncompleteError as exc:
         error = exc
+    if error is None:
+        assert read == [stored[k["note_id"]] for _, k in keys if k["note_id"] in stored]
+        assert answered == {k["note_id"] for _, k in keys}
+        return
     assert error.found == [
         stored[k["note_id"]] for _, k in keys if k["note_id"] in answered and k["note_id"] in stored
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -10,7 +11,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel
 
-from singletable.attributes.codecs import attribute_codec_for
+from singletable.attributes.codecs import AttributeCodec, Encoder, attribute_codec_for
 from singletable.attributes.numbers import beyond_number_range
 from singletable.errors import ModelDefinitionError
 from singletable.keys.codecs import KeyCodec, codec_for
@@ -42,6 +43,19 @@ def _kept_in_the_key(
         return encode(value)
 
     return to_av
+
+
+def _with_item_encoder(codec: AttributeCodec, encode: Encoder) -> AttributeCodec:
+    """``codec`` whose generated item encoder falls back to ``encode`` off its fast path.
+
+    Conditions and updates keep the strict ``to_av`` (a value a Number cannot hold is
+    refused there); only whole items leave such a key field to the key.
+    """
+    fast = copy.copy(codec.fast)
+    fast.to_av = encode
+    item_codec = copy.copy(codec)
+    item_codec.fast = fast
+    return item_codec
 
 
 def _is_optional(annotation: Any) -> tuple[bool, Any]:
@@ -301,6 +315,10 @@ class _Compiler:
             codec = attribute_codec_for(
                 info.annotation, info.metadata, where=f"{self.label}.{field_name}"
             )
+            encode = codec.to_av
+            if field_name in primary.fields and codec.params().get("type") == "N":
+                encode = _kept_in_the_key(encode)
+                codec = _with_item_encoder(codec, encode)
             fields[field_name] = FieldPlan(
                 name=field_name,
                 attribute=field_name,
@@ -311,9 +329,6 @@ class _Compiler:
                 # Any admits None, which is stored by omission like an Optional's.
                 nullable=_is_optional(info.annotation)[0] or info.annotation is Any,
             )
-            encode = codec.to_av
-            if field_name in primary.fields and codec.params().get("type") == "N":
-                encode = _kept_in_the_key(encode)
             encoders.append((field_name, field_name, encode))
         return fields, encoders
 

@@ -12,16 +12,22 @@ modules of `singletable.tooling` (capacity, schema, snapshot, planner, lint, mig
 
 __version__ = "0.2.0"
 
+import dataclasses
 import importlib
+import typing
 from typing import TYPE_CHECKING, Any
 
 from singletable.entity import Entity
 from singletable.errors import (
     AlreadyExistsError,
+    BatchGetIncompleteError,
+    BatchIncompleteError,
+    BatchWriteIncompleteError,
     ConditionFailedError,
     ConfigurationError,
     CursorError,
     EndpointError,
+    EntityTypeError,
     EstimateError,
     ExpressionError,
     ItemDecodeError,
@@ -43,6 +49,7 @@ from singletable.errors import (
     TransactionCanceledError,
     UniqueConstraintError,
     UnknownEntityError,
+    UnknownFieldError,
     VersionConflictError,
 )
 from singletable.expressions.tree import (
@@ -75,7 +82,10 @@ __all__ = [
     "AlreadyExistsError",
     "AsyncConnection",
     "BatchGet",
+    "BatchGetIncompleteError",
+    "BatchIncompleteError",
     "BatchWrite",
+    "BatchWriteIncompleteError",
     "BatchWriteResult",
     "CapacityEstimate",
     "CapacityLine",
@@ -96,6 +106,7 @@ __all__ = [
     "Entity",
     "EntityPlan",
     "EntityQuery",
+    "EntityTypeError",
     "EstimateError",
     "ExpressionError",
     "FieldRef",
@@ -139,6 +150,7 @@ __all__ = [
     "TransactionCanceledError",
     "UniqueConstraintError",
     "UnknownEntityError",
+    "UnknownFieldError",
     "Update",
     "UpdateAction",
     "VersionConflictError",
@@ -170,9 +182,13 @@ def _publish_here() -> None:
     # Tracebacks, reprs and pickles name public classes where users import them
     # (``singletable.Connection``), not the internal module that defines them. Errors keep
     # their public home, `singletable.errors`.
-    for name in __all__:
-        if name in globals():  # the lazy names are published when first loaded
-            _publish(globals()[name])
+    eager = [globals()[name] for name in __all__ if name in globals()]
+    # Resolved while every class still names its defining module (bases included); the
+    # lazy names are published when first loaded.
+    for value in eager:
+        _resolve_field_types(value)
+    for value in eager:
+        _publish(value)
 
 
 def _publish(value: Any) -> None:
@@ -181,7 +197,27 @@ def _publish(value: Any) -> None:
     if getattr(value, "__module__", "").startswith("singletable.") and not (
         isinstance(value, type) and issubclass(value, SingleTableError)
     ):
+        _resolve_field_types(value)
         value.__module__ = __name__
+
+
+def _resolve_field_types(value: Any) -> None:
+    # pydantic (a FastAPI response model, a TypeAdapter) resolves a dataclass's string
+    # annotations in the namespace of its __module__; once that is this package, names
+    # private to the defining module (``Item``) would not resolve. Resolve them first.
+    if not (isinstance(value, type) and dataclasses.is_dataclass(value)):
+        return
+    if not value.__module__.startswith("singletable."):
+        return  # already published (and resolved)
+    try:
+        hints = typing.get_type_hints(value)
+    except (NameError, TypeError):
+        # Annotations naming TYPE_CHECKING-only types (EntityPlan's): not a data class a
+        # pydantic model would hold; tests/test_response_models.py lists which are.
+        return
+    for dataclass_field in dataclasses.fields(value):
+        dataclass_field.type = hints[dataclass_field.name]
+    value.__annotations__ = {name: hints[name] for name in value.__annotations__}
 
 
 _publish_here()

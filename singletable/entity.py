@@ -7,13 +7,14 @@ class hook compiles each subclass once into an `EntityPlan` (`singletable.model`
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
 from typing_extensions import Self
 
-from singletable.errors import ModelDefinitionError
+from singletable.errors import EntityTypeError, ModelDefinitionError
 from singletable.expressions.tree import Condition
 from singletable.model.compile import compile_entity
 from singletable.model.fields import FieldRefsDescriptor
@@ -55,6 +56,9 @@ class Entity(BaseModel):
     f: ClassVar[FieldRefsDescriptor] = FieldRefsDescriptor()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Checked here, before pydantic collects the fields: a field named like a class
+        # attribute (``f``, ``query``, ``put``) would hide it, and pydantic only warns.
+        _refuse_shadowing_fields(cls)
         # The keywords are read in __pydantic_init_subclass__, once the fields exist.
         cls.__singletable_options__ = kwargs
         super().__init_subclass__()
@@ -182,7 +186,7 @@ class Entity(BaseModel):
     @classmethod
     def _check_instance(cls, obj: object) -> None:
         if not isinstance(obj, cls):
-            raise TypeError(
+            raise EntityTypeError(
                 f"{cls.__qualname__}.put/create/delete takes a {cls.__qualname__}, "
                 f"got {type(obj).__qualname__}"
             )
@@ -196,3 +200,17 @@ class Entity(BaseModel):
         obj = plan._item_decoder(item, True)  # type: ignore[union-attr]
         assert isinstance(obj, cls)
         return obj
+
+
+def _refuse_shadowing_fields(cls: type[Entity]) -> None:
+    """Refuse a field whose name hides an attribute of `Entity` (or pydantic's BaseModel)."""
+    for name, annotation in inspect.get_annotations(cls).items():
+        if name.startswith("_") or "ClassVar" in str(annotation):
+            continue
+        # Looked up in the class dictionaries: reading ``Entity.f`` would run its descriptor.
+        if any(name in vars(base) for base in Entity.__mro__):
+            where = "BaseModel" if any(name in vars(b) for b in BaseModel.__mro__) else "Entity"
+            raise ModelDefinitionError(
+                f"{cls.__qualname__}.{name}: the field name shadows {where}.{name}, which "
+                f"{cls.__qualname__} needs; rename the field"
+            )

@@ -14,7 +14,14 @@ class SingleTableError(Exception):
 
 
 class ModelDefinitionError(SingleTableError, TypeError):
-    """A table, index or entity declaration is wrong; raised when the class is created."""
+    """A table, index or entity declaration is wrong; raised when the class is created.
+
+    Also raised where a model is expected and something else is given (``snapshot(["x"])``).
+    """
+
+
+class EntityTypeError(SingleTableError, TypeError):
+    """An operation of one entity class was given an instance of another (or a non-entity)."""
 
 
 class KeyEncodeError(SingleTableError, ValueError):
@@ -79,6 +86,10 @@ class ExpressionError(SingleTableError, ValueError):
     """A condition, filter, projection or update expression is malformed."""
 
 
+class UnknownFieldError(ExpressionError, AttributeError):
+    """``Entity.f.<name>`` names no field of the entity (also an `AttributeError`)."""
+
+
 class QueryError(SingleTableError, ValueError):
     """A query is built wrongly (bad sort-key condition, missing partition fields, ...)."""
 
@@ -89,6 +100,75 @@ class CursorError(QueryError):
 
 class RequestLimitError(SingleTableError, ValueError):
     """A request exceeds a DynamoDB limit (batch size, transaction size, key size, ...)."""
+
+
+class BatchIncompleteError(RequestLimitError):
+    """A batch stopped with work undone: throttled past its retries, or a call failed.
+
+    Subclasses carry exactly what was done and what was not, so the caller can resend
+    the rest. ``cause`` is the `ServiceError` that stopped the batch (``None`` when
+    the retries for unprocessed items ran out); ``code`` its error code, if any.
+    """
+
+    def __init__(self, message: str, *, cause: ServiceError | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.code = cause.code if cause is not None else None
+
+
+class BatchWriteIncompleteError(BatchIncompleteError):
+    """A batch write stopped with some writes not done (see `BatchIncompleteError`).
+
+    ``written_puts`` / ``unwritten_puts`` hold the entity instances given to the batch,
+    ``written_deletes`` / ``unwritten_deletes`` the ``(plan, key values)`` pairs, so
+    ``BatchWrite(puts=e.unwritten_puts, deletes=e.unwritten_deletes)`` resends the rest.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        written_puts: list[Any],
+        written_deletes: list[Any],
+        unwritten_puts: list[Any],
+        unwritten_deletes: list[Any],
+        cause: ServiceError | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause)
+        self.written_puts = written_puts
+        self.written_deletes = written_deletes
+        self.unwritten_puts = unwritten_puts
+        self.unwritten_deletes = unwritten_deletes
+
+    @property
+    def unwritten_count(self) -> int:
+        """How many puts and deletes were not done."""
+        return len(self.unwritten_puts) + len(self.unwritten_deletes)
+
+    @property
+    def written_count(self) -> int:
+        """How many puts and deletes were done."""
+        return len(self.written_puts) + len(self.written_deletes)
+
+
+class BatchGetIncompleteError(BatchIncompleteError):
+    """A batch get stopped with some keys not read (see `BatchIncompleteError`).
+
+    ``found`` holds the items already read (decoded, in key order), ``unread_keys`` the
+    ``(plan, key values)`` pairs not read, so ``BatchGet(e.unread_keys)`` reads the rest.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        found: list[Any],
+        unread_keys: list[Any],
+        cause: ServiceError | None = None,
+    ) -> None:
+        super().__init__(message, cause=cause)
+        self.found = found
+        self.unread_keys = unread_keys
 
 
 class SnapshotError(SingleTableError, ValueError):

@@ -5,6 +5,6 @@ from __future__ import annotations
 from typing import Any, TypeAlias
 
 #: A DynamoDB low-level attribute value, e.g. ``{"S": "abc"}`` or ``{"N": "42"}``.
-AttributeValue: TypeAlias = "dict[str, Any]"
+AttributeValue: TypeAlias = dict[str, Any]
 #: A DynamoDB item (or key) in low-level form: attribute name -> attribute value.
-Item: TypeAlias = "dict[str, AttributeValue]"
+Item: TypeAlias = dict[str, AttributeValue]

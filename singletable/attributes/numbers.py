@@ -55,6 +55,11 @@ def decimal_text(value: Decimal, where: str, shown: Any) -> str:
             f"{where}: {shown!r} is too small; DynamoDB numbers must be zero or have a "
             f"magnitude within {_NUMBER_RANGE_TEXT}"
         )
+    if len(digits) > MAX_NUMBER_DIGITS:
+        # Trailing zeros beyond 38 digits ("1" followed by 50 zeros): send the same value
+        # without them ("1E+50"). DynamoDB stores either; moto cannot parse the long form
+        # (decimal.Rounded inside its projections).
+        return str(Decimal((_sign, digits[start:end], exponent + len(digits) - end)))
     return str(value)
 
 
@@ -67,8 +72,7 @@ def int_text(value: int, where: str) -> str:
         as_decimal = Decimal(value)
     except ValueError as exc:  # int -> str digit limit
         raise ItemEncodeError(f"{where}: integer is too large for DynamoDB") from exc
-    decimal_text(as_decimal, where, value)
-    return str(value)
+    return decimal_text(as_decimal, where, value)
 
 
 def float_text(value: float, where: str) -> str:
@@ -86,6 +90,21 @@ def float_text(value: float, where: str) -> str:
     # repr() has at most 17 significant digits, so only the range can fail here.
     decimal_text(Decimal(text), where, value)
     return text
+
+
+def beyond_number_range(value: Any) -> bool:
+    """Whether ``value`` is a finite number that a DynamoDB Number cannot hold.
+
+    More than 38 significant digits, or a magnitude outside 1E-130 .. 1E+126: values a
+    key codec can still encode (ints of up to 99 digits, decimal exponents to ±499).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return False
+    try:
+        number_text(value, "")
+    except ItemEncodeError:
+        return Decimal(value).is_finite()
+    return False
 
 
 def number_text(value: Any, where: str) -> str:

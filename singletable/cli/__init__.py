@@ -39,7 +39,7 @@ _MODEL_HELP = (
 )
 
 
-class CLIError(Exception):
+class CLIError(SingleTableError):
     """A usage error: printed on stderr, exit code 2."""
 
 

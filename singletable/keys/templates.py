@@ -230,7 +230,8 @@ class KeyTemplate:
             raise KeyEncodeError(str(exc)) from None
         # DynamoDB hands numbers back normalised ("1.50" -> "1.5"); send them that way so
         # a key (and a cursor made from one) reads the same in both directions.
-        return text if isinstance(value, int) else format(Decimal(text).normalize(), "f")
+        # Plain digits, never the exponent form number text may use for long ints.
+        return str(value) if isinstance(value, int) else format(Decimal(text).normalize(), "f")
 
     def attribute_value(self, key: str) -> dict[str, str]:
         """The low-level AttributeValue for a formatted key."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -10,7 +11,8 @@ from typing import Any, Union
 
 from pydantic import BaseModel
 
-from singletable.attributes.codecs import attribute_codec_for
+from singletable.attributes.codecs import AttributeCodec, Encoder, attribute_codec_for
+from singletable.attributes.numbers import beyond_number_range
 from singletable.errors import ModelDefinitionError
 from singletable.keys.codecs import KeyCodec, codec_for
 from singletable.keys.templates import FIELD_SEGMENT, KeyTemplate
@@ -20,25 +22,40 @@ from singletable.model.table import LSI, KeySchema, Table
 from singletable.model.unique import UniqueConstraint
 from singletable.types import AttributeValue
 
-# Names the Entity base class itself uses; a model field with one of them would shadow it.
+# Keyword arguments of Entity's operation constructors: a key field so named could not
+# be passed as a key value.
 _KEY_OPTION_NAMES = frozenset({"capacity", "consistent", "condition", "return_old", "index"})
-_RESERVED_NAMES = frozenset(
-    {
-        "f",
-        "key",
-        "get",
-        "put",
-        "create",
-        "update",
-        "upsert",
-        "delete",
-        "query",
-        "scan",
-        "to_item",
-        "from_item",
-        "plan",
-    }
-)
+
+
+def _kept_in_the_key(
+    encode: Callable[[Any], AttributeValue | None],
+) -> Callable[[Any], AttributeValue | None]:
+    """A primary key field's attribute encoder that keeps out-of-range values in the key.
+
+    A value beyond the Number range (an int of 39 to 99 significant digits, a decimal
+    exponent past ±130) gets no attribute: the key holds it, and decoding recovers it
+    from there.
+    """
+
+    def to_av(value: Any) -> AttributeValue | None:
+        if beyond_number_range(value):
+            return None
+        return encode(value)
+
+    return to_av
+
+
+def _with_item_encoder(codec: AttributeCodec, encode: Encoder) -> AttributeCodec:
+    """``codec`` whose generated item encoder falls back to ``encode`` off its fast path.
+
+    Conditions and updates keep the strict ``to_av`` (a value a Number cannot hold is
+    refused there); only whole items leave such a key field to the key.
+    """
+    fast = copy.copy(codec.fast)
+    fast.to_av = encode
+    item_codec = copy.copy(codec)
+    item_codec.fast = fast
+    return item_codec
 
 
 def _is_optional(annotation: Any) -> tuple[bool, Any]:
@@ -100,7 +117,7 @@ class _Compiler:
         primary = self.key_plan(None, self.options["pk"], self.options.get("sk"))
         self.check_key_field_names(primary)
         indexes = self.index_plans()
-        fields, encoders = self.field_plans()
+        fields, encoders = self.field_plans(primary)
         ttl_field = self.special("ttl", (datetime, int), primary)
         if ttl_field is not None and self.table.ttl_attribute is None:
             raise ModelDefinitionError(
@@ -160,11 +177,8 @@ class _Compiler:
         if table.ttl_attribute:
             reserved_attributes.add(table.ttl_attribute)
         for field_name in self.model_fields:
-            if field_name in _RESERVED_NAMES:
-                raise ModelDefinitionError(
-                    f"{self.label}.{field_name}: the field name shadows Entity.{field_name}; "
-                    "rename it"
-                )
+            # Field names that shadow Entity's own attributes are refused by Entity itself,
+            # before pydantic collects the fields (it only warns).
             if field_name in reserved_attributes:
                 raise ModelDefinitionError(
                     f"{self.label}.{field_name}: the field name is a key or bookkeeping "
@@ -293,7 +307,7 @@ class _Compiler:
     # -- fields ----------------------------------------------------------------------
 
     def field_plans(
-        self,
+        self, primary: KeyPlan
     ) -> tuple[dict[str, FieldPlan], list[tuple[str, str, Callable[[Any], AttributeValue | None]]]]:
         fields: dict[str, FieldPlan] = {}
         encoders: list[tuple[str, str, Callable[[Any], AttributeValue | None]]] = []
@@ -301,6 +315,10 @@ class _Compiler:
             codec = attribute_codec_for(
                 info.annotation, info.metadata, where=f"{self.label}.{field_name}"
             )
+            encode = codec.to_av
+            if field_name in primary.fields and codec.params().get("type") == "N":
+                encode = _kept_in_the_key(encode)
+                codec = _with_item_encoder(codec, encode)
             fields[field_name] = FieldPlan(
                 name=field_name,
                 attribute=field_name,
@@ -311,7 +329,7 @@ class _Compiler:
                 # Any admits None, which is stored by omission like an Optional's.
                 nullable=_is_optional(info.annotation)[0] or info.annotation is Any,
             )
-            encoders.append((field_name, field_name, codec.to_av))
+            encoders.append((field_name, field_name, encode))
         return fields, encoders
 
     def special(self, option: str, allowed: tuple[type, ...], primary: KeyPlan) -> str | None:

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from singletable.attributes.codecs import AttributeCodec
 from singletable.attributes.convert import to_attribute_value
-from singletable.errors import ExpressionError
+from singletable.errors import ExpressionError, UnknownFieldError
 from singletable.expressions.tree import FieldRef
 from singletable.model.plan import EntityPlan, plan_of
 from singletable.types import AttributeValue
@@ -39,7 +39,7 @@ class FieldRefs(Generic[_M]):
     def __getattr__(self, name: str) -> FieldRef[Any]:
         plan = self._plan.fields.get(name)
         if plan is None:
-            raise AttributeError(
+            raise UnknownFieldError(
                 f"{self._plan.model.__qualname__} has no field {name!r} "
                 f"(fields: {', '.join(self._plan.fields)})"
             )

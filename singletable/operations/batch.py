@@ -9,9 +9,20 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from singletable.errors import RequestLimitError
+from singletable.errors import (
+    BatchGetIncompleteError,
+    BatchWriteIncompleteError,
+    RequestLimitError,
+    ServiceError,
+)
 from singletable.model.plan import plan_of
-from singletable.operations.common import request_capacity, split_key_values, stamp_times, utc_now
+from singletable.operations.common import (
+    describe_key,
+    request_capacity,
+    split_key_values,
+    stamp_times,
+    utc_now,
+)
 from singletable.operations.protocol import Call, Operation, ReturnCapacity, Sleep, Step
 from singletable.types import Item
 
@@ -70,11 +81,25 @@ class BatchWriteResult:
     retries: int = 0
 
 
+#: What a batch write was given for one request: an entity instance to put, or the
+#: ``(plan, key values)`` pair of a delete.
+_Origin = Any
+
+
+def _ident(table: str, key: Item) -> tuple[Any, ...]:
+    # A key's attribute values hold hashable text or bytes: (name, type, value) per
+    # attribute identifies it (repr() of the sorted key did too, at twice the cost).
+    # Sorted: a key echoed back by DynamoDB may list its attributes in another order.
+    return (table, *sorted((a, *av.items()) for a, av in key.items()))
+
+
 class BatchWrite(Operation[BatchWriteResult]):
     """Put and delete many items: 25 per call, unprocessed items retried with backoff.
 
-    Raises `RequestLimitError` if items are still unprocessed after ``max_attempts``;
-    nothing is dropped silently.
+    Raises `BatchWriteIncompleteError` (a `RequestLimitError`) if items are still
+    unprocessed after ``max_attempts``, or if a call fails (persistent throttling, a
+    service error) part-way: the error holds exactly the puts and deletes done and not
+    done. Nothing is dropped silently.
     """
 
     action = "batch_write_item"
@@ -90,7 +115,8 @@ class BatchWrite(Operation[BatchWriteResult]):
         capacity: ReturnCapacity | None = None,
     ) -> None:
         self.requests: list[tuple[str, dict[str, Any]]] = []
-        seen: set[tuple[Any, ...]] = set()
+        self._origins: dict[tuple[Any, ...], tuple[bool, _Origin]] = {}
+        self._key_attributes: dict[str, tuple[str, ...]] = {}
         self.n_put = 0
         self.n_delete = 0
         now = utc_now()
@@ -99,15 +125,17 @@ class BatchWrite(Operation[BatchWriteResult]):
             plan = plans.get(type(obj))
             if plan is None:
                 plan = plans[type(obj)] = _put_plan(type(obj))
+            stamped = obj
             if plan.updated_at_field is not None or plan.created_at_field is not None:
-                obj = stamp_times(plan, obj, now)
-            item = plan.to_item(obj)
-            self._add(plan, plan.key_of_item(item), {"PutRequest": {"Item": item}}, seen)
+                stamped = stamp_times(plan, obj, now)
+            item = plan.to_item(stamped)
+            # The origin is the object given (unstamped): what a caller resends.
+            self._add(plan, plan.key_of_item(item), {"PutRequest": {"Item": item}}, (True, obj))
             self.n_put += 1
         for plan, key in deletes:
             _refuse_unique(plan, "delete")
             key_item = plan.key_from_values(split_key_values(plan, key, what="batch delete"))
-            self._add(plan, key_item, {"DeleteRequest": {"Key": key_item}}, seen)
+            self._add(plan, key_item, {"DeleteRequest": {"Key": key_item}}, (False, (plan, key)))
             self.n_delete += 1
         self.max_attempts = max_attempts
         self.backoff_base = backoff_base
@@ -115,17 +143,16 @@ class BatchWrite(Operation[BatchWriteResult]):
         self.capacity = capacity
 
     def _add(
-        self, plan: EntityPlan, key: Item, request: dict[str, Any], seen: set[tuple[Any, ...]]
+        self, plan: EntityPlan, key: Item, request: dict[str, Any], origin: tuple[bool, _Origin]
     ) -> None:
-        # A key's attribute values hold hashable text or bytes: (name, type, value) per
-        # attribute identifies it (repr() of the sorted key did too, at twice the cost).
-        ident = (plan.table.name, *[(a, *av.items()) for a, av in key.items()])
-        if ident in seen:
+        ident = _ident(plan.table.name, key)
+        if ident in self._origins:
             raise RequestLimitError(
-                f"{plan.label}: the same key appears twice in one batch write "
-                "(DynamoDB rejects the whole batch); write it once"
+                f"{plan.label}: the same key ({describe_key(key)}) appears twice in one batch "
+                "write (DynamoDB rejects the whole batch); write it once"
             )
-        seen.add(ident)
+        self._origins[ident] = origin
+        self._key_attributes[plan.table.name] = tuple(key)
         self.requests.append((plan.table.name, request))
 
     def _chunk_params(self, chunk: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -148,35 +175,75 @@ class BatchWrite(Operation[BatchWriteResult]):
         chunks = self.chunks()
         return chunks[0] if chunks else {"RequestItems": {}}
 
+    def _request_ident(self, table: str, write: Mapping[str, Any]) -> tuple[Any, ...]:
+        item = (
+            write["PutRequest"]["Item"] if "PutRequest" in write else write["DeleteRequest"]["Key"]
+        )
+        return _ident(table, {a: item[a] for a in self._key_attributes[table]})
+
+    def _idents(self, request_items: Mapping[str, list[dict[str, Any]]]) -> list[tuple[Any, ...]]:
+        return [self._request_ident(t, w) for t, writes in request_items.items() for w in writes]
+
     def steps(self) -> Step[BatchWriteResult]:
         """Send each chunk; resend unprocessed items with exponential backoff and jitter."""
         result = BatchWriteResult(put=self.n_put, deleted=self.n_delete)
+        # Every request not yet known to be written (unsent chunks included).
+        pending = set(self._origins)
         for request in self.chunks():
             attempt = 0
             while True:
-                response = yield Call(self.action, request)
+                try:
+                    response = yield Call(self.action, request)
+                except ServiceError as exc:
+                    raise self._incomplete(pending, cause=exc, attempts=attempt + 1) from exc
                 result.calls += 1
                 unprocessed = response.get("UnprocessedItems") or {}
-                if not any(unprocessed.values()):
+                left = set(self._idents(unprocessed))
+                for ident in self._idents(request["RequestItems"]):
+                    if ident not in left:
+                        pending.discard(ident)
+                if not left:
                     break
                 attempt += 1
                 if attempt >= self.max_attempts:
-                    left = sum(len(v) for v in unprocessed.values())
-                    raise RequestLimitError(
-                        f"batch write: {left} items still unprocessed after {attempt} "
-                        "attempts (throttled); nothing was dropped, retry them later"
-                    )
+                    raise self._incomplete(pending, cause=None, attempts=attempt)
                 result.retries += 1
                 yield Sleep(_backoff(attempt, self.backoff_base, self.backoff_cap))
                 request = {**request, "RequestItems": unprocessed}
         return result
+
+    def _incomplete(
+        self, pending: set[tuple[Any, ...]], *, cause: ServiceError | None, attempts: int
+    ) -> BatchWriteIncompleteError:
+        done: tuple[list[_Origin], list[_Origin]] = ([], [])
+        undone: tuple[list[_Origin], list[_Origin]] = ([], [])
+        for ident, (is_put, origin) in self._origins.items():
+            (undone if ident in pending else done)[0 if is_put else 1].append(origin)
+        total = len(self._origins)
+        not_written = len(pending)
+        why = (
+            f"still unprocessed after {attempts} attempts (throttled)"
+            if cause is None
+            else f"not written: a call failed with {cause.code}: {cause.message}"
+        )
+        return BatchWriteIncompleteError(
+            f"batch write: {not_written} of {total} writes ({len(undone[0])} puts, "
+            f"{len(undone[1])} deletes) {why}; {total - not_written} were written. Nothing "
+            "was dropped: resend e.unwritten_puts / e.unwritten_deletes",
+            written_puts=done[0],
+            written_deletes=done[1],
+            unwritten_puts=undone[0],
+            unwritten_deletes=undone[1],
+            cause=cause,
+        )
 
 
 class BatchGet(Operation["list[BaseModel]"]):
     """Read many items by key: 100 keys per call, unprocessed keys retried with backoff.
 
     Returns the items found, in the order their keys were given (missing keys are
-    skipped); raises `RequestLimitError` rather than return a partial result.
+    skipped). Rather than return a partial result it raises `BatchGetIncompleteError`
+    (a `RequestLimitError`), which holds the items read and exactly the keys not read.
     """
 
     action = "batch_get_item"
@@ -192,16 +259,18 @@ class BatchGet(Operation["list[BaseModel]"]):
         capacity: ReturnCapacity | None = None,
     ) -> None:
         self.keys: list[tuple[EntityPlan, Item]] = []
-        seen: set[tuple[str, str]] = set()
+        self._given: dict[tuple[Any, ...], tuple[EntityPlan, Mapping[str, Any]]] = {}
+        self._key_attributes: dict[str, tuple[str, ...]] = {}
         for plan, values in keys:
             key = plan.key_from_values(split_key_values(plan, values, what="batch get"))
-            ident = (plan.table.name, repr(sorted(key.items())))
-            if ident in seen:
+            ident = _ident(plan.table.name, key)
+            if ident in self._given:
                 raise RequestLimitError(
-                    f"{plan.label}: the same key appears twice in one batch get "
-                    "(DynamoDB rejects the whole batch); ask once"
+                    f"{plan.label}: the same key ({describe_key(key)}) appears twice in one "
+                    "batch get (DynamoDB rejects the whole batch); ask once"
                 )
-            seen.add(ident)
+            self._given[ident] = (plan, values)
+            self._key_attributes[plan.table.name] = tuple(key)
             self.keys.append((plan, key))
         self.consistent = consistent
         self.max_attempts = max_attempts
@@ -231,34 +300,67 @@ class BatchGet(Operation["list[BaseModel]"]):
 
     def steps(self) -> Step[list[BaseModel]]:
         """Fetch every chunk, retrying unprocessed keys; decode in key order."""
-        found: dict[tuple[str, str], Item] = {}
+        found: dict[tuple[Any, ...], Item] = {}
+        # Every key not yet answered (found or known missing), unsent chunks included.
+        pending = set(self._given)
         for request in self.chunks():
             attempt = 0
             while True:
-                response = yield Call(self.action, request)
+                try:
+                    response = yield Call(self.action, request)
+                except ServiceError as exc:
+                    raise self._incomplete(found, pending, cause=exc, attempts=attempt + 1) from exc
                 for table, items in (response.get("Responses") or {}).items():
                     for item in items:
-                        found[self._ident(table, item)] = item
+                        found[self._item_ident(table, item)] = item
                 unprocessed = response.get("UnprocessedKeys") or {}
-                if not any(v.get("Keys") for v in unprocessed.values()):
+                left = {
+                    _ident(table, key)
+                    for table, entry in unprocessed.items()
+                    for key in entry.get("Keys", [])
+                }
+                for table, entry in request["RequestItems"].items():
+                    for key in entry["Keys"]:
+                        if _ident(table, key) not in left:
+                            pending.discard(_ident(table, key))
+                if not left:
                     break
                 attempt += 1
                 if attempt >= self.max_attempts:
-                    left = sum(len(v.get("Keys", [])) for v in unprocessed.values())
-                    raise RequestLimitError(
-                        f"batch get: {left} keys still unprocessed after {attempt} attempts "
-                        "(throttled); no partial result is returned"
-                    )
+                    raise self._incomplete(found, pending, cause=None, attempts=attempt)
                 yield Sleep(_backoff(attempt, self.backoff_base, self.backoff_cap))
                 request = {**request, "RequestItems": unprocessed}
+        return self._decode(found)
+
+    def _decode(self, found: Mapping[tuple[Any, ...], Item]) -> list[BaseModel]:
         result = []
         for plan, key in self.keys:
-            item = found.get((plan.table.name, repr(sorted(key.items()))))
+            item = found.get(_ident(plan.table.name, key))
             if item is not None:
                 result.append(plan.from_item(item))
         return result
 
-    def _ident(self, table: str, item: Item) -> tuple[str, str]:
-        plan = next(p for p, _ in self.keys if p.table.name == table)
-        attrs = [plan.table.pk] + ([plan.table.sk] if plan.table.sk else [])
-        return (table, repr(sorted((a, item[a]) for a in attrs)))
+    def _incomplete(
+        self,
+        found: Mapping[tuple[Any, ...], Item],
+        pending: set[tuple[Any, ...]],
+        *,
+        cause: ServiceError | None,
+        attempts: int,
+    ) -> BatchGetIncompleteError:
+        unread = [given for ident, given in self._given.items() if ident in pending]
+        why = (
+            f"still unprocessed after {attempts} attempts (throttled)"
+            if cause is None
+            else f"not read: a call failed with {cause.code}: {cause.message}"
+        )
+        return BatchGetIncompleteError(
+            f"batch get: {len(unread)} of {len(self._given)} keys {why}; no partial result "
+            "is returned: e.found holds the items read, e.unread_keys the keys to ask again",
+            found=self._decode(found),
+            unread_keys=unread,
+            cause=cause,
+        )
+
+    def _item_ident(self, table: str, item: Item) -> tuple[Any, ...]:
+        return _ident(table, {a: item[a] for a in self._key_attributes[table]})

@@ -7,7 +7,7 @@ from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
 
-from singletable.errors import KeyEncodeError, KeyTooLargeError, QueryError
+from singletable.errors import QueryError
 from singletable.expressions.tree import Placeholders, render_condition
 from singletable.model.plan import plan_of
 from singletable.operations.common import key_ref
@@ -113,15 +113,11 @@ class CollectionQuery(BaseQuery["BaseModel"]):
                     f"collection {collection.name!r}: sort key fields must be given in "
                     f"template order ({sk.source!r}); {given[-1]!r} was given without {gap!r}"
                 )
-            try:
-                if len(given) == len(sk.fields):
-                    self._sk_equals = sk.format(values)
-                else:
-                    self._prefix = sk.prefix(values, len(given))
-            except KeyTooLargeError:
-                raise
-            except KeyEncodeError as exc:
-                raise QueryError(str(exc)) from None
+            # A value that cannot be encoded raises KeyEncodeError, as for the partition key.
+            if len(given) == len(sk.fields):
+                self._sk_equals = sk.format(values)
+            else:
+                self._prefix = sk.prefix(values, len(given))
             if self._prefix is not None:
                 sk.check_size(self._prefix, "the sort key prefix of the given fields")
 
@@ -151,10 +147,7 @@ class CollectionQuery(BaseQuery["BaseModel"]):
                 "combined with sort key fields given to query()"
             )
         q = self._copy()
-        try:
-            q._prefix = sk.partial_prefix({}, 0, partial)
-        except KeyEncodeError as exc:
-            raise QueryError(str(exc)) from None
+        q._prefix = sk.partial_prefix({}, 0, partial)
         sk.check_size(q._prefix, f"the begins_with({name}=...) prefix")
         return q
 

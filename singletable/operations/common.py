@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from singletable.errors import ConditionFailedError, KeyEncodeError, ServiceError
 from singletable.expressions.tree import Condition, FieldRef, Placeholders, render_condition
 from singletable.operations.protocol import ReturnCapacity
-from singletable.types import AttributeValue
+from singletable.types import AttributeValue, Item
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan
@@ -92,3 +92,25 @@ def condition_failed(
         except Exception:  # a stored item we cannot decode is still worth showing raw
             item = raw
     return kind(message, item=item)
+
+
+def version_conflict_message(plan: EntityPlan, exc: ServiceError, expected: int) -> str:
+    """A version conflict's message: the version this write expected and the stored one."""
+    assert plan.version_field is not None
+    stored = exc.response.get("Item")
+    if not stored:
+        found = "no item is stored at this key"
+    else:
+        number = stored.get(plan.fields[plan.version_field].attribute, {}).get("N")
+        found = (
+            f"the stored item is at version {number}"
+            if number is not None
+            else f"the stored item has no {plan.version_field!r}"
+        )
+    wanted = "no stored item" if expected == 0 else f"version {expected}"
+    return f"{plan.label}: version conflict: this write expected {wanted}, but {found}"
+
+
+def describe_key(key: Item) -> str:
+    """A stored key as messages show it: ``PK='BOX#b', SK='T#1'`` (names every attribute)."""
+    return ", ".join(f"{name}={next(iter(value.values()))!r}" for name, value in key.items())

@@ -33,6 +33,7 @@ from singletable.operations.common import (
     split_key_values,
     stamp_times,
     utc_now,
+    version_conflict_message,
 )
 from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
 from singletable.operations.unique import (
@@ -155,11 +156,17 @@ class Put(Operation[E]):
                 self.plan,
                 exc,
                 VersionConflictError,
-                f"{label}: the stored item is not at the version this write expected",
+                version_conflict_message(self.plan, exc, self._expected_version()),
             )
         return condition_failed(
             self.plan, exc, ConditionFailedError, f"{label}: the put condition failed"
         )
+
+    def _expected_version(self) -> int:
+        """The stored version this put starts from (its own version minus one)."""
+        assert self.plan.version_field is not None
+        version: int = getattr(self.written, self.plan.version_field)
+        return version - 1
 
     def _version_moved(self, exc: ServiceError) -> bool:
         """Whether the stored item is not at the version this write started from.
@@ -171,7 +178,7 @@ class Put(Operation[E]):
             return True
         field = self.plan.version_field
         assert field is not None
-        expected: int = getattr(self.written, field) - 1
+        expected = self._expected_version()
         stored = exc.response.get("Item")
         if not stored:
             return expected != 0
@@ -332,7 +339,22 @@ class Delete(Operation["E | None"]):
 
     def condition_error(self, exc: ServiceError) -> ConditionFailedError:
         """The typed error for this delete's failed condition."""
-        kind = VersionConflictError if self.expected_version is not None else ConditionFailedError
+        if self.expected_version is not None and self._version_moved(exc):
+            return condition_failed(
+                self.plan,
+                exc,
+                VersionConflictError,
+                version_conflict_message(self.plan, exc, self.expected_version),
+            )
         return condition_failed(
-            self.plan, exc, kind, f"{self.plan.label}: the delete condition failed"
+            self.plan, exc, ConditionFailedError, f"{self.plan.label}: the delete condition failed"
         )
+
+    def _version_moved(self, exc: ServiceError) -> bool:
+        """Whether the stored item (returned on failure) is not at the expected version."""
+        assert self.plan.version_field is not None
+        stored = exc.response.get("Item")
+        if not stored:
+            return True
+        version = stored.get(self.plan.fields[self.plan.version_field].attribute, {}).get("N")
+        return version is None or int(version) != self.expected_version

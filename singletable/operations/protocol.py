@@ -14,10 +14,12 @@ awaitable of it, each precisely typed, with the operation's behaviour written on
 
 from __future__ import annotations
 
+import copy
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, overload
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel
 
@@ -28,6 +30,8 @@ R = TypeVar("R")
 # CollectionResult is a list).
 R_co = TypeVar("R_co", covariant=True)
 E = TypeVar("E", bound=BaseModel)
+B = TypeVar("B", bound="Builder")
+M = TypeVar("M", bound=Callable[..., Any])
 
 
 ReturnCapacity = Literal["TOTAL", "INDEXES"]
@@ -103,3 +107,31 @@ class Operation(ABC, Generic[R_co]):
         ``await Order.get(...).run(adb)`` with a `singletable.AsyncConnection`.
         """
         return db.execute(self)
+
+
+class Builder:
+    """A value built by chained calls, each returning a new value (the receiver unchanged).
+
+    Subclasses list their mutable containers in `_containers` (copied by `_copy`) and mark
+    each chain method with `chain`, so that ``u1 = base.set(x=1); base.set(y=2)`` leaves
+    ``u1`` with ``x`` only.
+    """
+
+    #: Attributes holding lists, dicts or sets that chain methods add to.
+    _containers: ClassVar[tuple[str, ...]] = ()
+
+    def _copy(self: B) -> B:
+        clone = copy.copy(self)
+        for name in self._containers:
+            setattr(clone, name, copy.copy(getattr(self, name)))
+        return clone
+
+
+def chain(method: M) -> M:
+    """Run a builder method on a copy of the receiver, so the receiver never changes."""
+
+    @functools.wraps(method)
+    def on_a_copy(self: Builder, /, *args: Any, **kwargs: Any) -> Any:
+        return method(self._copy(), *args, **kwargs)
+
+    return cast(M, on_a_copy)

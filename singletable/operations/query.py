@@ -29,7 +29,6 @@ from singletable.errors import (
     CursorError,
     ExpressionError,
     KeyEncodeError,
-    KeyTooLargeError,
     QueryError,
 )
 from singletable.expressions.tree import (
@@ -577,6 +576,9 @@ class EntityQuery(BaseQuery[E]):
         self._counting = False
         #: (the range it was worked out for, `_needs_type_filter`): see `_type_filtered`.
         self._needs_filter_cache: tuple[object, bool] | None = None
+        # Sort key values are encoded now, like the partition key's: a bad one is refused
+        # where it is given, with the same error type.
+        self._key_condition()
 
     # -- sort key conditions -----------------------------------------------------------
 
@@ -725,7 +727,9 @@ class EntityQuery(BaseQuery[E]):
             if op == "begins_with":
                 partial = args[1]
                 if not isinstance(partial, str):
-                    raise QueryError(f"begins_with({name}=...) takes a str, got {partial!r}")
+                    raise KeyEncodeError(
+                        f"{self.plan.label}: begins_with({name}=...) takes a str, got {partial!r}"
+                    )
                 return _KeyCondition("begins_with", (sk.partial_prefix(values, count, partial),))
 
             def bound(value: Any) -> str:
@@ -763,10 +767,10 @@ class EntityQuery(BaseQuery[E]):
             if prefix:
                 return _KeyCondition("between", (prefix, value), exclude=value)
             return _KeyCondition("lt", (value,))
-        except KeyTooLargeError:
+        except KeyEncodeError:
+            # A value that cannot be encoded stays a KeyEncodeError (KeyTooLargeError
+            # included), the type partition key values raise too.
             raise
-        except KeyEncodeError as exc:
-            raise QueryError(str(exc)) from None
 
     def _needs_type_filter(self) -> bool:
         """Whether another entity type can have keys in the range this query reads.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -11,9 +12,9 @@ from pydantic import BaseModel
 from singletable.attributes.size import item_size
 from singletable.errors import QueryError, RequestLimitError, ServiceError, TransactionCanceledError
 from singletable.expressions.tree import Condition, Placeholders, render_condition
-from singletable.operations.common import request_capacity, split_key_values
+from singletable.operations.common import describe_key, request_capacity, split_key_values
 from singletable.operations.items import Delete, Get, Put
-from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
+from singletable.operations.protocol import Builder, Call, Operation, ReturnCapacity, Step, chain
 from singletable.operations.unique import (
     GuardWrite,
     TransactEntry,
@@ -38,6 +39,15 @@ MAX_TRANSACT_BYTES = 4 * 1024 * 1024
 # -- transactions ---------------------------------------------------------------------
 
 
+def _too_many(adding: str, held: list[str]) -> str:
+    counts = Counter(held)
+    holds = ", ".join(f"{n} of {label}" for label, n in sorted(counts.items()))
+    return (
+        f"{adding}: a transaction holds at most {MAX_TRANSACT_ITEMS} items and this one "
+        f"already holds {len(held)} ({holds}); split the work"
+    )
+
+
 @dataclass
 class _TransactEntry:
     label: str
@@ -52,7 +62,7 @@ class _TransactEntry:
 
 
 @dataclass
-class TransactWrite(Operation[None]):
+class TransactWrite(Builder, Operation[None]):
     """Up to 100 puts, updates, deletes and condition checks that succeed or fail together.
 
     A cancelled transaction raises `TransactionCanceledError` with one reason per item
@@ -60,6 +70,7 @@ class TransactWrite(Operation[None]):
     """
 
     action: ClassVar[str] = "transact_write_items"
+    _containers: ClassVar[tuple[str, ...]] = ("entries",)
     entries: list[_TransactEntry] = field(default_factory=list)
     client_token: str | None = None
     capacity: ReturnCapacity | None = None
@@ -77,13 +88,11 @@ class TransactWrite(Operation[None]):
         for entry in self.entries:
             if entry.table == table and entry.key == key:
                 raise RequestLimitError(
-                    f"{label}: an item appears twice in one transaction; DynamoDB allows each "
-                    "item once"
+                    f"{label}: the item with key ({describe_key(key)}) appears twice in one "
+                    "transaction; DynamoDB allows each item once"
                 )
         if len(self.entries) >= MAX_TRANSACT_ITEMS:
-            raise RequestLimitError(
-                f"a transaction holds at most {MAX_TRANSACT_ITEMS} items; split the work"
-            )
+            raise RequestLimitError(_too_many(label, [e.label for e in self.entries]))
         total = size + sum(entry.size for entry in self.entries)
         if total > MAX_TRANSACT_BYTES:
             raise RequestLimitError(
@@ -99,6 +108,7 @@ class TransactWrite(Operation[None]):
             self._add(e.label, e.table, e.key, e.request, e.size, e.guard, plan)
         return self
 
+    @chain
     def put(self, op: Put[Any]) -> TransactWrite:
         """Add a `Put` (its condition included; with unique fields, a create and its guards)."""
         if op.plan.unique:
@@ -113,6 +123,7 @@ class TransactWrite(Operation[None]):
             item_size(op.item),
         )
 
+    @chain
     def update(self, op: Update[Any]) -> TransactWrite:
         """Add an `Update` (its condition included, and the guards of unique fields it moves).
 
@@ -126,6 +137,7 @@ class TransactWrite(Operation[None]):
         params.pop("ReturnConsumedCapacity", None)
         return self._add(op.plan.label, op.plan.table.name, op.key, {"Update": params})
 
+    @chain
     def delete(self, op: Delete[Any]) -> TransactWrite:
         """Add a `Delete` (its condition included; with unique fields, of an object)."""
         if op.plan.unique:
@@ -135,6 +147,7 @@ class TransactWrite(Operation[None]):
         params.pop("ReturnConsumedCapacity", None)
         return self._add(op.plan.label, op.plan.table.name, op.key, {"Delete": params})
 
+    @chain
     def check(
         self, plan: EntityPlan, key: Mapping[str, Any], condition: Condition
     ) -> TransactWrite:
@@ -195,24 +208,24 @@ class TransactWrite(Operation[None]):
 
 
 @dataclass
-class TransactGet(Operation["list[BaseModel | None]"]):
+class TransactGet(Builder, Operation["list[BaseModel | None]"]):
     """Up to 100 consistent reads in one snapshot; ``None`` where an item is missing."""
 
     action: ClassVar[str] = "transact_get_items"
+    _containers: ClassVar[tuple[str, ...]] = ("gets",)
     gets: list[Get[Any]] = field(default_factory=list)
     capacity: ReturnCapacity | None = None
 
+    @chain
     def get(self, op: Get[Any]) -> TransactGet:
         """Add a `Get`."""
         if len(self.gets) >= MAX_TRANSACT_ITEMS:
-            raise RequestLimitError(
-                f"a transaction holds at most {MAX_TRANSACT_ITEMS} items; split the work"
-            )
+            raise RequestLimitError(_too_many(op.plan.label, [g.plan.label for g in self.gets]))
         for other in self.gets:
             if other.plan.table.name == op.plan.table.name and other.key == op.key:
                 raise RequestLimitError(
-                    f"{op.plan.label}: an item appears twice in one transaction; DynamoDB "
-                    "allows each item once"
+                    f"{op.plan.label}: the item with key ({describe_key(op.key)}) appears twice "
+                    "in one transaction; DynamoDB allows each item once"
                 )
         self.gets.append(op)
         return self

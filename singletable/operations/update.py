@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+from singletable.attributes.numbers import beyond_number_range
 from singletable.attributes.size import MAX_ITEM_SIZE, attribute_value_size, item_size
 from singletable.errors import (
     ConditionFailedError,
@@ -38,8 +39,9 @@ from singletable.operations.common import (
     request_capacity,
     split_key_values,
     utc_now,
+    version_conflict_message,
 )
-from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
+from singletable.operations.protocol import Builder, Call, Operation, ReturnCapacity, Step, chain
 from singletable.operations.unique import (
     read_request,
     touched_constraints,
@@ -56,7 +58,7 @@ R = TypeVar("R")
 E = TypeVar("E", bound=BaseModel)
 
 
-class Update(Operation[E]):
+class Update(Builder, Operation[E]):
     """Change some attributes of an existing item (``upsert=True``: create it if missing).
 
     An upsert must be able to create a complete item: it refuses to run without a value
@@ -70,6 +72,7 @@ class Update(Operation[E]):
     """
 
     action = "update_item"
+    _containers = ("_sets", "_known", "_actions")
 
     def __init__(
         self,
@@ -119,6 +122,7 @@ class Update(Operation[E]):
         ref: FieldRef[Any] = getattr(FieldRefs(self.plan), name)
         return ref
 
+    @chain
     def set(self, **values: Any) -> Update[E]:
         """Set fields to values (``None`` removes the attribute).
 
@@ -139,6 +143,7 @@ class Update(Operation[E]):
             self._actions.append(ref.remove() if value is None else ref.set(value))
         return self
 
+    @chain
     def remove(self, *names: str) -> Update[E]:
         """Remove attributes (the fields must be optional or have defaults)."""
         for name in names:
@@ -150,35 +155,41 @@ class Update(Operation[E]):
                 )
         return self.set(**dict.fromkeys(names))
 
+    @chain
     def add(self, **values: Any) -> Update[E]:
         """DynamoDB ``ADD``: add to a number, or add elements to a set."""
         for name, value in values.items():
             self._actions.append(self._ref(name).add(value))
         return self
 
+    @chain
     def increment(self, name: str, by: int | float = 1) -> Update[E]:
         """``SET name = name + by`` (fails if the attribute is missing; see `add`)."""
         self._actions.append(self._ref(name).increment(by))
         return self
 
+    @chain
     def delete_from(self, **values: Any) -> Update[E]:
         """DynamoDB ``DELETE``: remove elements from a set."""
         for name, value in values.items():
             self._actions.append(self._ref(name).delete(value))
         return self
 
+    @chain
     def append(self, **values: Any) -> Update[E]:
         """Append elements to a list attribute."""
         for name, value in values.items():
             self._actions.append(self._ref(name).append(value))
         return self
 
+    @chain
     def prepend(self, **values: Any) -> Update[E]:
         """Prepend elements to a list attribute."""
         for name, value in values.items():
             self._actions.append(self._ref(name).prepend(value))
         return self
 
+    @chain
     def set_if_not_exists(self, **values: Any) -> Update[E]:
         """Set fields only where the stored item has no value yet."""
         for name, value in values.items():
@@ -186,6 +197,7 @@ class Update(Operation[E]):
             self._actions.append(ref.set(ref.if_not_exists(value)))
         return self
 
+    @chain
     def apply(self, *actions: UpdateAction) -> Update[E]:
         """Raw actions on nested paths, e.g. ``Order.f.meta["k"].set(1)``.
 
@@ -195,6 +207,8 @@ class Update(Operation[E]):
         attribute of the table, and one that computes a field feeding an index key (an
         increment, ``if_not_exists``) is refused, as the new key cannot be known.
         """
+        # ``self`` is this call's own copy; set() and remove() return further copies.
+        update = self
         for action in actions:
             if not isinstance(action, UpdateAction):
                 raise ExpressionError(
@@ -203,11 +217,11 @@ class Update(Operation[E]):
             name = str(action.path[0])
             self._ref(name)
             if len(action.path) == 1 and action.clause == "REMOVE":
-                self.remove(name)
+                update = update.remove(name)
                 continue
             value = plain_set_value(action) if len(action.path) == 1 else None
             if value is None:
-                self._actions.append(action)
+                update._actions.append(action)
                 continue
             field = self.plan.fields[name]
             try:
@@ -216,9 +230,10 @@ class Update(Operation[E]):
                 raise ExpressionError(
                     f"{action.label}: cannot be set to {value!r}: {exc}"
                 ) from None
-            self.set(**{name: decoded})
-        return self
+            update = update.set(**{name: decoded})
+        return update
 
+    @chain
     def known(self, **values: Any) -> Update[E]:
         """Current values of unchanged fields that an index key being rewritten needs."""
         for name, value in values.items():
@@ -232,11 +247,13 @@ class Update(Operation[E]):
         self._known.update(values)
         return self
 
+    @chain
     def where(self, condition: Condition) -> Update[E]:
         """Only update when ``condition`` holds on the stored item."""
         self._condition = condition if self._condition is None else self._condition & condition
         return self
 
+    @chain
     def expect_version(self, version: int) -> Update[E]:
         """Optimistic locking: only update if the stored version is ``version``."""
         if self.plan.version_field is None:
@@ -244,6 +261,7 @@ class Update(Operation[E]):
         self._expected_version = version
         return self
 
+    @chain
     def at(self, now: datetime) -> Update[E]:
         """Use ``now`` for the updated_at stamp (default: the current time)."""
         self._now = now
@@ -374,7 +392,9 @@ class Update(Operation[E]):
             # A put stores key fields as attributes too; an upsert that creates the item
             # must as well, or filters and projections on those fields miss it.
             for name, value in self.key_values.items():
-                actions.append(getattr(FieldRefs(plan), name).set(value))
+                # As in a put, a value beyond the Number range stays in the key only.
+                if not beyond_number_range(value):
+                    actions.append(getattr(FieldRefs(plan), name).set(value))
             # A created_at the caller writes (set(created_at=...)) is theirs to choose.
             if plan.created_at_field is not None and plan.created_at_field not in update_paths(
                 self._actions
@@ -395,8 +415,8 @@ class Update(Operation[E]):
         touched = update_paths(actions)
         defaults: list[UpdateAction] = []
         for name, field_plan in plan.fields.items():
-            if field_plan.attribute in touched:
-                continue
+            if field_plan.attribute in touched or name in self.key_values:
+                continue  # key fields are in the key (and, within range, set above)
             if field_plan.required:
                 raise ExpressionError(
                     f"{plan.label}: upsert may create the item, and required field {name!r} "
@@ -526,7 +546,7 @@ class Update(Operation[E]):
                 self.plan,
                 exc,
                 VersionConflictError,
-                f"{label}: the stored item is not at version {self._expected_version}",
+                version_conflict_message(self.plan, exc, self._expected_version),
             )
         return condition_failed(
             self.plan, exc, ConditionFailedError, f"{label}: the update condition failed"

@@ -31,8 +31,16 @@ INDEXES`` (see ``tests/integration/test_capacity_oracle.py``):
   same keys one write on the larger entry, an unchanged entry nothing. Entries are sized
   like items; 1 KB blocks; 2x in a transaction.
 
-Not modelled: the 1 MB page limit (pass each page's items separately), LSI queries that
-fetch non-projected attributes from the table, and failed conditional writes.
+* **Numbers** compare by value: DynamoDB stores ``"35.50"`` as ``"35.5"``, so re-writing
+  it changes nothing (no index write).
+* **LSI entries** are billed on their size plus 100 bytes (`LSI_ENTRY_OVERHEAD_BYTES`);
+  GSI entries on their size alone.
+* An **LSI query or scan that names attributes the index does not project** (or asks
+  ``Select=ALL_ATTRIBUTES``) reads the index entries (one rounding on their sum) *and*
+  fetches every item from the table, each rounded up on its own like a GetItem.
+
+Not modelled: the 1 MB page limit (pass each page's items separately) and failed
+conditional writes.
 """
 
 from __future__ import annotations
@@ -40,10 +48,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
 from singletable.attributes.size import item_size
 from singletable.errors import EstimateError
+from singletable.model.definition import index_projection
 from singletable.model.table import Table
 from singletable.operations.batch import BatchGet, BatchWrite
 from singletable.operations.collection import CollectionQuery
@@ -70,6 +80,7 @@ __all__ = [
     "WRITE_BLOCK_BYTES",
     "CapacityEstimate",
     "CapacityLine",
+    "LSI_ENTRY_OVERHEAD_BYTES",
     "EstimateError",
     "estimate_capacity",
     "index_entry",
@@ -80,6 +91,10 @@ __all__ = [
 #: Reads are billed per 4 KB block, writes per 1 KB block.
 READ_BLOCK_BYTES = 4096
 WRITE_BLOCK_BYTES = 1024
+
+#: An LSI entry write is billed on the entry's size plus this overhead (GSI entries are
+#: not): what DynamoDB Local reports, and the per-entry overhead AWS documents for LSIs.
+LSI_ENTRY_OVERHEAD_BYTES = 100
 
 #: Units DynamoDB Local 3.3.0 reports for a delete whose key holds no item.
 _MISSING_DELETE_UNITS = {"single": 1.0, "batch": 2.0, "transaction": 1.0}
@@ -204,48 +219,58 @@ def index_entry(table: Table, index: str, item: Mapping[str, AttributeValue]) ->
     schema = table.key_schema(index)
     if schema.pk not in item or (schema.sk is not None and schema.sk not in item):
         return None
-    projection = table.indexes[index].projection
-    if projection.type == "ALL":
+    if table.indexes[index].projection.type == "ALL":
         return dict(item)
-    names = {table.pk, schema.pk}
-    for name in (table.sk, schema.sk):
-        if name is not None:
-            names.add(name)
-    if projection.type == "INCLUDE":
-        names.update(projection.attributes)
+    names = _projected_names(table, index)
     return {name: av for name, av in item.items() if name in names}
 
 
-def _canonical(av: Any) -> Any:
-    """A hashable form in which equal attribute values (sets in any order) are equal."""
-    if isinstance(av, dict):
-        return frozenset((k, _canonical(v)) for k, v in av.items())
-    if isinstance(av, list):
-        return tuple(_canonical(v) for v in av)
-    if isinstance(av, (bytes, bytearray, memoryview)):
-        return bytes(av)
-    return av
+def _projected_names(table: Table, index: str) -> set[str]:
+    """The attributes a non-ALL index entry holds: keys, plus what the table projects."""
+    schema = table.key_schema(index)
+    names = {a for a in (table.pk, table.sk, schema.pk, schema.sk) if a is not None}
+    # The projection as the table is created (INCLUDE also carries the entity and version
+    # attributes), not only the attributes the model names.
+    names.update(index_projection(table, table.indexes[index]).get("NonKeyAttributes", ()))
+    return names
+
+
+def _entry_write_size(table: Table, index: str, entry: Mapping[str, AttributeValue]) -> int:
+    """The bytes an index entry write is billed on: an LSI entry carries 100 bytes more."""
+    overhead = LSI_ENTRY_OVERHEAD_BYTES if table.indexes[index].kind == "LSI" else 0
+    return item_size(entry) + overhead
+
+
+def _canonical(av: AttributeValue | None) -> Any:
+    """A hashable form in which the values DynamoDB stores as equal are equal.
+
+    Numbers compare by value (DynamoDB stores ``"35.50"`` as ``"35.5"``), sets in any
+    order, binary as bytes, maps and lists element by element.
+    """
+    if av is None:
+        return None
+    ((kind, value),) = av.items()
+    if kind == "N":
+        return (kind, Decimal(value))
+    if kind == "NS":
+        return (kind, frozenset(Decimal(v) for v in value))
+    if kind == "B":
+        return (kind, bytes(value))
+    if kind == "BS":
+        return (kind, frozenset(bytes(v) for v in value))
+    if kind == "SS":
+        return (kind, frozenset(value))
+    if kind == "L":
+        return (kind, tuple(_canonical(v) for v in value))
+    if kind == "M":
+        return (kind, frozenset((k, _canonical(v)) for k, v in value.items()))
+    return (kind, value)
 
 
 def _same(a: Mapping[str, AttributeValue], b: Mapping[str, AttributeValue]) -> bool:
     if a.keys() != b.keys():
         return False
-    for name, av in a.items():
-        other = b[name]
-        if av == other:
-            continue
-        # String, number and binary sets are sets: their element order is not data.
-        if _set_form(av) != _set_form(other):
-            return False
-    return True
-
-
-def _set_form(av: AttributeValue) -> Any:
-    if len(av) == 1:
-        ((kind, value),) = av.items()
-        if kind in ("SS", "NS", "BS"):
-            return (kind, frozenset(_canonical(v) for v in value))
-    return _canonical(av)
+    return all(av == b[name] or _canonical(av) == _canonical(b[name]) for name, av in a.items())
 
 
 def _key_of(table: Table, index: str, entry: Item) -> tuple[Any, ...]:
@@ -288,13 +313,17 @@ def _write_lines(
             continue
         if old is None:
             assert new is not None
-            changes.append(("put", item_size(new)))
+            changes.append(("put", _entry_write_size(table, index, new)))
         elif new is None:
-            changes.append(("delete", item_size(old)))
+            changes.append(("delete", _entry_write_size(table, index, old)))
         elif _key_of(table, index, old) != _key_of(table, index, new):
-            changes += [("delete", item_size(old)), ("put", item_size(new))]
+            changes += [
+                ("delete", _entry_write_size(table, index, old)),
+                ("put", _entry_write_size(table, index, new)),
+            ]
         elif not _same(old, new):
-            changes.append(("update", max(item_size(old), item_size(new))))
+            size = max(_entry_write_size(table, index, e) for e in (old, new))
+            changes.append(("update", size))
         for change, size in changes:
             lines.append(
                 CapacityLine(
@@ -356,6 +385,7 @@ def _page_lines(
     step = int(limit) if limit else max(len(sizes), 1)
     pages = [sizes[i : i + step] for i in range(0, len(sizes), step)] or [[]]
     verb = "scan" if isinstance(query, Scan) else "query"
+    fetches = index is not None and _fetches_from_table(table, index, params)
     lines = []
     for number, page in enumerate(pages):
         total = sum(page)
@@ -370,7 +400,50 @@ def _page_lines(
                 total,
             )
         )
+        if fetches:
+            # Each item is then read from the table as a GetItem would: whole, rounded
+            # up per item.
+            first = number * step
+            for item in read[first : first + len(page)]:
+                size = item_size(item)
+                lines.append(
+                    CapacityLine(
+                        "read",
+                        read_units(size, consistent=consistent),
+                        table.name,
+                        None,
+                        number,
+                        f"{verb} page {number + 1}: table fetch ({size:,} B)",
+                        size,
+                    )
+                )
     return lines
+
+
+def _fetches_from_table(table: Table, index: str, params: Mapping[str, Any]) -> bool:
+    """Whether a query/scan of an LSI reads its items from the table as well.
+
+    An LSI (unlike a GSI) answers for attributes it does not project by fetching each
+    item from the table: when the request names one in its ProjectionExpression, or asks
+    ``Select=ALL_ATTRIBUTES``. (DynamoDB Local also fetches for a ProjectionExpression that
+    names only projected attributes; AWS documents fetches for non-projected ones only,
+    which is what is estimated here.)
+    """
+    spec = table.indexes[index]
+    if spec.kind != "LSI" or spec.projection.type == "ALL" or params.get("Select") == "COUNT":
+        return False
+    if params.get("Select") == "ALL_ATTRIBUTES":
+        return True
+    expression = params.get("ProjectionExpression")
+    if not expression:
+        return False
+    names = params.get("ExpressionAttributeNames", {})
+    projected = _projected_names(table, index)
+    for path in expression.split(","):
+        top = path.strip().split(".")[0].split("[")[0]
+        if names.get(top, top) not in projected:
+            return True
+    return False
 
 
 # -- dispatch ---------------------------------------------------------------------------
@@ -646,17 +719,70 @@ def _transact_write(
     return CapacityEstimate(tuple(lines))
 
 
+#: What each operation needs to be estimated exactly, and what is unknown without it.
+_NEEDS: tuple[tuple[tuple[type, ...], str, str], ...] = (
+    (
+        (EntityQuery, CollectionQuery, Scan),
+        "read",
+        "read=[...]: the items the request reads (every item the key condition or scan "
+        "touches, before filters); without them the read units cannot be known",
+    ),
+    (
+        (Get, ProjectedGet, BatchGet, TransactGet),
+        "read",
+        "read=: the stored item(s) (None where missing); without them only the cost of "
+        "missing items is known, a lower bound",
+    ),
+    (
+        (Put, Delete, Update, BatchWrite, TransactWrite),
+        "existing",
+        "existing=: the item(s) stored under the key before the write (None where there "
+        "is none); a larger stored item, or index entries it has, costs more: without it "
+        "the units are a lower bound",
+    ),
+)
+
+
+class _NotGiven:
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+_NOT_GIVEN: Any = _NotGiven()
+
+
 def explain(
     op: Operation[Any] | BaseQuery[Any],
     *,
-    existing: Any = None,
-    after: Any = None,
-    read: Any = None,
+    existing: Any = _NOT_GIVEN,
+    after: Any = _NOT_GIVEN,
+    read: Any = _NOT_GIVEN,
     tables: Iterable[Table] = (),
 ) -> dict[str, Any]:
     """The exact request ``op`` sends and the capacity it will consume, side by side.
 
-    Takes the same arguments as `estimate_capacity`.
+    Takes the same arguments as `estimate_capacity`. An argument the operation needs and
+    that is not given is never taken as "nothing": the capacity says ``"exact": False``,
+    lists under ``"unknown"`` what it cannot know and what to pass, ``rcu``, ``wcu``,
+    ``table`` and ``indexes`` are ``None`` (never a silent 0), and ``"at_least"`` gives
+    the lower bounds the known part implies.
     """
-    estimate = estimate_capacity(op, existing=existing, after=after, read=read, tables=tables)
-    return {"request": op.params(), "capacity": estimate.explain()}
+    given = {"existing": existing, "after": after, "read": read}
+    unknown = [
+        message
+        for kinds, argument, message in _NEEDS
+        if isinstance(op, kinds) and given[argument] is _NOT_GIVEN
+    ]
+    estimate = estimate_capacity(
+        op,
+        **{k: None if v is _NOT_GIVEN else v for k, v in given.items()},
+        tables=tables,
+    )
+    capacity = estimate.explain()
+    capacity["exact"] = not unknown
+    if unknown:
+        capacity["unknown"] = unknown
+        capacity["at_least"] = {"rcu": estimate.rcu, "wcu": estimate.wcu, "total": estimate.total}
+        for figure in ("rcu", "wcu", "table", "indexes"):
+            capacity[figure] = None
+    return {"request": op.params(), "capacity": capacity}

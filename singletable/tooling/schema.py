@@ -136,10 +136,10 @@ def _yaml_scalar(value: Any) -> str:
         # PyYAML (YAML 1.1) reads 1e+20 and 1.0e+20 as strings, and nan/inf differ by
         # loader: only plain decimal notation means the same float everywhere.
         if "e" in text or "n" in text:
-            raise TypeError(f"cannot write float {value!r} as portable YAML")
+            raise ModelDefinitionError(f"cannot write float {value!r} as portable YAML")
         return text
     if not isinstance(value, str):
-        raise TypeError(f"cannot write {type(value).__name__} {value!r} as YAML")
+        raise ModelDefinitionError(f"cannot write {type(value).__name__} {value!r} as YAML")
     plain = (
         _PLAIN.fullmatch(value) is not None
         and value.lower() not in _YAML_WORDS

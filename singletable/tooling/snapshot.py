@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from singletable.errors import SnapshotError
+from singletable.errors import ModelDefinitionError, SnapshotError
 from singletable.keys.formats import TTL_FORMAT, key_format, with_formats
 from singletable.model.table import GSI, Table
 
@@ -49,7 +49,7 @@ def tables_of(model: Model) -> list[Table]:
     seen: dict[str, Table] = {}
     for table in tables:
         if not isinstance(table, Table):
-            raise TypeError(f"expected a Table, got {type(table).__name__} {table!r}")
+            raise ModelDefinitionError(f"expected a Table, got {type(table).__name__} {table!r}")
         other = seen.setdefault(table.name, table)
         if other is not table:
             raise SnapshotError(f"two different Table objects are both named {table.name!r}")

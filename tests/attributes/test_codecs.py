@@ -122,7 +122,8 @@ def test_round_trip_every_supported_type() -> None:
     assert roundtrip(original) == original
     assert item["s"] == {"S": "text"}
     assert item["i"] == {"N": "42"}
-    assert item["big"] == {"N": str(10**40)}
+    # 41 digits, 1 significant: sent without the trailing zeros (moto cannot parse them).
+    assert item["big"] == {"N": "1E+40"}
     assert item["f"] == {"N": "0.1"}
     assert item["dec"] == {"N": "12.3400"}
     assert item["flag"] == {"BOOL": True}
@@ -328,7 +329,8 @@ def test_decimal_limits() -> None:
 
 def test_int_limits() -> None:
     codec = attribute_codec_for(int, where="Counter.value")
-    assert codec.to_av(10**125) == {"N": str(10**125)}
+    # Sent without the trailing zeros: DynamoDB stores the same number, moto parses it.
+    assert codec.to_av(10**125) == {"N": "1E+125"}
     with pytest.raises(ItemEncodeError, match=r"Counter\.value.*39 significant digits"):
         codec.to_av(10**38 + 1)
     with pytest.raises(ItemEncodeError, match=r"Counter\.value.*too large"):

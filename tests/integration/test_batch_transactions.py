@@ -47,7 +47,8 @@ def test_batch_write_refuses_the_same_key_twice(m: Models) -> None:
     thing = _things(m, 1)[0]
     with pytest.raises(
         st.RequestLimitError,
-        match=r"^entity Thing: the same key appears twice in one batch write",
+        match=r"^entity Thing: the same key \(PK='BOX#b', SK='THING#t000'\) appears twice in one "
+        r"batch write",
     ):
         st.BatchWrite(puts=[thing, thing.model_copy(update={"name": "other"})])
 
@@ -124,28 +125,32 @@ def test_transaction_refuses_the_same_item_twice(m: Models) -> None:
     tx = st.TransactWrite().put(m.Thing.put(a))
     with pytest.raises(
         st.RequestLimitError,
-        match=r"^entity Thing: an item appears twice in one transaction; DynamoDB allows each "
-        r"item once$",
+        match=r"^entity Thing: the item with key \(PK='BOX#b', SK='THING#t000'\) appears twice "
+        r"in one transaction; DynamoDB allows each item once$",
     ):
-        tx.update(m.Thing.update(box="b", thing_id=a.thing_id).set(name="x"))
+        tx = tx.update(m.Thing.update(box="b", thing_id=a.thing_id).set(name="x"))
 
 
 def test_transaction_refuses_more_than_100_items(m: Models) -> None:
     tx = st.TransactWrite()
     for thing in _things(m, 100):
-        tx.put(m.Thing.put(thing))
+        tx = tx.put(m.Thing.put(thing))
     extra = m.Thing(box="b", thing_id="t100", name="x")
     with pytest.raises(
-        st.RequestLimitError, match=r"^a transaction holds at most 100 items; split the work$"
+        st.RequestLimitError,
+        match=r"^entity Thing: a transaction holds at most 100 items and this one already "
+        r"holds 100 \(100 of entity Thing\); split the work$",
     ):
-        tx.put(m.Thing.put(extra))
+        tx = tx.put(m.Thing.put(extra))
     get = st.TransactGet()
     for i in range(100):
-        get.get(m.Thing.get(box="b", thing_id=f"t{i:03d}"))
+        get = get.get(m.Thing.get(box="b", thing_id=f"t{i:03d}"))
     with pytest.raises(
-        st.RequestLimitError, match=r"^a transaction holds at most 100 items; split the work$"
+        st.RequestLimitError,
+        match=r"^entity Thing: a transaction holds at most 100 items and this one already "
+        r"holds 100 \(100 of entity Thing\); split the work$",
     ):
-        get.get(m.Thing.get(box="b", thing_id="t100"))
+        get = get.get(m.Thing.get(box="b", thing_id="t100"))
     # The full 100-item transaction itself goes through.
     tx.run(m.db)
     assert len(m.Thing.query(box="b").all(m.db)) == 100
@@ -158,5 +163,8 @@ def test_batch_write_refuses_versioned_entities_before_sending(m: Models) -> Non
 
 def test_transact_get_refuses_the_same_item_twice(m: Models) -> None:
     get = m.Thing.get(box="b", thing_id="t000")
-    with pytest.raises(st.RequestLimitError, match=r"Thing: an item appears twice"):
+    with pytest.raises(
+        st.RequestLimitError,
+        match=r"Thing: the item with key \(PK='BOX#b', SK='THING#t000'\) appears twice",
+    ):
         st.TransactGet().get(get).get(m.Thing.get(box="b", thing_id="t000"))

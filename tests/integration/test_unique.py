@@ -164,8 +164,8 @@ def test_transactions_carry_the_guards(world: World) -> None:
     User = world.User
     User.create(User(user_id="u1", email="a@x")).run(world.db)
     tx = st.TransactWrite()
-    tx.put(User.create(User(user_id="u2", email="b@x")))
-    tx.update(User.update(user_id="u1").set(email="c@x").known(email="a@x"))
+    tx = tx.put(User.create(User(user_id="u2", email="b@x")))
+    tx = tx.update(User.update(user_id="u1").set(email="c@x").known(email="a@x"))
     tx.run(world.db)
     assert check_invariant(world) == (2, 2)
     clash = st.TransactWrite().put(User.create(User(user_id="u3", email="b@x")))

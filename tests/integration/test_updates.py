@@ -195,7 +195,9 @@ def test_stale_update_raises_version_conflict_with_current_item(m: Models) -> No
     stored = m.Doc.put(m.Doc(doc_id="d1", owner="ann")).run(m.db)
     current = m.Doc.update(doc_id="d1").set(title="mine").expect_version(1).run(m.db)
     with pytest.raises(
-        st.VersionConflictError, match=r"^entity Doc: the stored item is not at version 1$"
+        st.VersionConflictError,
+        match=r"^entity Doc: version conflict: this write expected version 1, but the stored "
+        r"item is at version 2$",
     ) as exc:
         m.Doc.update(doc_id="d1").set(title="theirs").expect_version(stored.version).run(m.db)
     assert exc.value.item == current
@@ -207,12 +209,17 @@ def test_stale_put_raises_version_conflict(m: Models) -> None:
     newer = m.Doc.put(stored.model_copy(update={"title": "a"})).run(m.db)
     with pytest.raises(
         st.VersionConflictError,
-        match=r"^entity Doc: the stored item is not at the version this write expected$",
+        match=r"^entity Doc: version conflict: this write expected version 1, but the stored "
+        r"item is at version 2$",
     ) as exc:
         m.Doc.put(stored.model_copy(update={"title": "b"})).run(m.db)
     assert exc.value.item == newer
     # A fresh object (version 0) must not overwrite an existing item either.
-    with pytest.raises(st.VersionConflictError) as exc:
+    with pytest.raises(
+        st.VersionConflictError,
+        match=r"^entity Doc: version conflict: this write expected no stored item, but the "
+        r"stored item is at version 2$",
+    ) as exc:
         m.Doc.put(m.Doc(doc_id="d1", owner="zed")).run(m.db)
     assert exc.value.item == newer
 
@@ -221,7 +228,9 @@ def test_stale_delete_raises_version_conflict(m: Models) -> None:
     stored = m.Doc.put(m.Doc(doc_id="d1", owner="ann")).run(m.db)
     newer = m.Doc.put(stored.model_copy(update={"title": "a"})).run(m.db)
     with pytest.raises(
-        st.VersionConflictError, match=r"^entity Doc: the delete condition failed$"
+        st.VersionConflictError,
+        match=r"^entity Doc: version conflict: this write expected version 1, but the stored "
+        r"item is at version 2$",
     ) as exc:
         m.Doc.delete(stored).run(m.db)
     assert exc.value.item == newer

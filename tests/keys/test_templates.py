@@ -449,9 +449,11 @@ def test_number_sort_key_range_errors() -> None:
     )
     with pytest.raises(QueryError, match=r"between\(n=\.\.\.\): the low bound 5 .* high bound -5"):
         Counter.query(c="x").between(n=(5, -5))
-    with pytest.raises(QueryError) as info:
+    with pytest.raises(KeyEncodeError) as bad_value:
         Counter.query(c="x").gt(n="a")  # type: ignore[arg-type]  # the run-time refusal is the test
-    assert "Counter (table key), sk template '{n}': field 'n': int key value 'a'" in str(info.value)
+    assert "Counter (table key), sk template '{n}': field 'n': int key value 'a'" in str(
+        bad_value.value
+    )
 
 
 def test_number_sort_key_refuses_values_dynamodb_numbers_cannot_hold() -> None:

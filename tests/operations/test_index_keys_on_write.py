@@ -137,9 +137,9 @@ def test_transaction_refuses_items_over_4_mb_before_sending() -> None:
     big = b"x" * (390 * 1024)
     tx = st.TransactWrite()
     for i in range(10):  # 10 x 390 KB = 3.8 MB: allowed
-        tx.put(Blob.put(Blob(bid=i, data=big)))
+        tx = tx.put(Blob.put(Blob(bid=i, data=big)))
     with pytest.raises(st.RequestLimitError, match=r"4194304 bytes \(4 MB\)"):
-        tx.put(Blob.put(Blob(bid=10, data=big)))
+        tx = tx.put(Blob.put(Blob(bid=10, data=big)))
     assert len(tx.entries) == 10
 
 

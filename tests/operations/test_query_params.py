@@ -215,7 +215,7 @@ def test_range_condition_takes_one_field() -> None:
 @pytest.mark.parametrize("partial", ["2026-13", "2026/06", "26-06", "2026-06-23T08:00:00.000000Z+"])
 def test_partial_timestamp_the_codec_refuses(partial: str) -> None:
     with pytest.raises(
-        st.QueryError,
+        st.KeyEncodeError,
         match=f"sk template 'EVT#{{ts}}#{{seq}}': field 'ts': {re.escape(repr(partial))} is not a "
         "prefix of the datetime key form",
     ):
@@ -224,18 +224,18 @@ def test_partial_timestamp_the_codec_refuses(partial: str) -> None:
 
 def test_begins_with_on_an_int_is_refused() -> None:
     with pytest.raises(
-        st.QueryError, match="field 'n': int key fields do not support partial values"
+        st.KeyEncodeError, match="field 'n': int key fields do not support partial values"
     ):
         Doc.query(pid="a", name="x").begins_with(n="1")
 
 
 def test_begins_with_needs_a_str() -> None:
-    with pytest.raises(st.QueryError, match=r"begins_with\(name=\.\.\.\) takes a str, got 5"):
+    with pytest.raises(st.KeyEncodeError, match=r"begins_with\(name=\.\.\.\) takes a str, got 5"):
         Doc.query(pid="a").begins_with(name=5)  # type: ignore[arg-type]
 
 
 def test_bad_bound_value_is_refused_naming_the_field() -> None:
-    with pytest.raises(st.QueryError, match=r"field 'ts': datetime key value .* is naive"):
+    with pytest.raises(st.KeyEncodeError, match=r"field 'ts': datetime key value .* is naive"):
         Event.query(pid="a").gt(ts=datetime(2026, 6, 23))
 
 

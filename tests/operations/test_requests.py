@@ -424,8 +424,9 @@ def test_batch_write_gives_up_loudly_after_max_attempts() -> None:
 
     with pytest.raises(
         st.RequestLimitError,
-        match=r"^batch write: 2 items still unprocessed after 3 attempts \(throttled\); "
-        r"nothing was dropped, retry them later$",
+        match=r"^batch write: 2 of 3 writes \(2 puts, 0 deletes\) still unprocessed after 3 "
+        r"attempts \(throttled\); 1 were written\. Nothing was dropped: resend "
+        r"e\.unwritten_puts / e\.unwritten_deletes$",
     ):
         drive_until_refused()
     assert calls == 3
@@ -470,8 +471,9 @@ def test_batch_get_gives_up_loudly_after_max_attempts() -> None:
     assert isinstance(steps.send(None), Call)
     with pytest.raises(
         st.RequestLimitError,
-        match=r"^batch get: 2 keys still unprocessed after 2 attempts \(throttled\); "
-        r"no partial result is returned$",
+        match=r"^batch get: 2 of 2 keys still unprocessed after 2 attempts \(throttled\); "
+        r"no partial result is returned: e\.found holds the items read, e\.unread_keys the "
+        r"keys to ask again$",
     ):
         steps.send(stuck)
 

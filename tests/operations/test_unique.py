@@ -227,9 +227,9 @@ def test_batch_writes_refuse_entities_with_unique_fields() -> None:
 def test_transactions_include_guards_and_refuse_unknown_old_values() -> None:
     _table, User, _ = make_models()
     tx = st.TransactWrite()
-    tx.put(User.create(User(user_id="u1", email="a@x")))
-    tx.update(User.update(user_id="u2").set(email="c@x").known(email="b@x"))
-    tx.delete(User.delete(User(user_id="u3", email="d@x")))
+    tx = tx.put(User.create(User(user_id="u1", email="a@x")))
+    tx = tx.update(User.update(user_id="u2").set(email="c@x").known(email="b@x"))
+    tx = tx.delete(User.delete(User(user_id="u3", email="d@x")))
     kinds = [next(iter(i)) for i in tx.params()["TransactItems"]]
     assert kinds == ["Put", "Put", "Update", "Delete", "Put", "Delete", "Delete"]
     with pytest.raises(st.ExpressionError, match=r"pass .known\(email=...\)"):

@@ -32,6 +32,7 @@ handler), against the lean path's JSON dump and load.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import socket
 import subprocess
@@ -60,10 +61,12 @@ from singletable.examples import AuditEvent, demo
 from singletable.io import lean
 from singletable.io.lean import LeanTransport
 
+# Optional, and not a dependency of ours (not installed in CI): imported by name so that
+# type checking does not depend on it being installed.
 pydynox: ModuleType | None
 try:
-    import pydynox
-except ImportError:  # optional: reported as missing
+    pydynox = importlib.import_module("pydynox")
+except ImportError:  # reported as missing
     pydynox = None
 
 N_WRITE = 2000

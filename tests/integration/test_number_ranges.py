@@ -112,7 +112,7 @@ def test_generated_key_numbers_round_trip(
     "DynamoDB hands Number keys back in plain digits, so keys are sent that way"
 )
 def test_moto_cannot_project_a_number_key_of_39_digits(
-    dynamodb_client: DynamoDBClient, table_name: str
+    dynamodb_client: DynamoDBClient, table_name: str, executor_kind: str, transport_name: str
 ) -> None:
     table = st.Table(table_name, sk_type="N")
 
@@ -125,5 +125,11 @@ def test_moto_cannot_project_a_number_key_of_39_digits(
     Row.put(Row(r="a", n=10**40)).run(db)
     assert Row.query(r="a").all(db) == [Row(r="a", n=10**40)]
     assert Row.query(r="a").count(db) == 1
-    with pytest.raises(decimal.Rounded):
-        Row.query(r="a").project("n").all(db)
+    # In-process, moto's decimal.Rounded surfaces as it is; behind moto's server (the async
+    # executor's and the lean transport's backend) as an HTTP 500.
+    if executor_kind == "sync" and transport_name == "boto3":
+        with pytest.raises(decimal.Rounded):
+            Row.query(r="a").project("n").all(db)
+    else:
+        with pytest.raises(st.ServiceError, match="Internal Server Error"):
+            Row.query(r="a").project("n").all(db)

@@ -49,19 +49,6 @@ def _too_many(adding: str, held: list[str]) -> str:
 
 
 @dataclass
-class _TransactEntry:
-    label: str
-    table: str
-    key: Item
-    request: dict[str, Any]
-    #: The bytes the entry is known to write (a put's item), toward the 4 MB limit.
-    size: int = 0
-    #: The uniqueness guard this entry claims or releases, if it is one.
-    guard: GuardWrite | None = None
-    plan: EntityPlan | None = None
-
-
-@dataclass
 class TransactWrite(Builder, Operation[None]):
     """Up to 100 puts, updates, deletes and condition checks that succeed or fail together.
 
@@ -71,7 +58,7 @@ class TransactWrite(Builder, Operation[None]):
 
     action: ClassVar[str] = "transact_write_items"
     _containers: ClassVar[tuple[str, ...]] = ("entries",)
-    entries: list[_TransactEntry] = field(default_factory=list)
+    entries: list[TransactEntry] = field(default_factory=list)
     client_token: str | None = None
     capacity: ReturnCapacity | None = None
 
@@ -99,7 +86,7 @@ class TransactWrite(Builder, Operation[None]):
                 f"{label}: the items put in this transaction total {total} bytes, over "
                 f"DynamoDB's transaction limit of {MAX_TRANSACT_BYTES} bytes (4 MB); split the work"
             )
-        self.entries.append(_TransactEntry(label, table, key, request, size, guard, plan))
+        self.entries.append(TransactEntry(label, table, key, request, size, guard, plan))
         return self
 
     def _add_all(self, plan: EntityPlan, entries: list[TransactEntry]) -> TransactWrite:
@@ -163,12 +150,6 @@ class TransactWrite(Builder, Operation[None]):
         ph.apply(request)
         return self._add(plan.label, plan.table.name, key_item, {"ConditionCheck": request})
 
-    def _guard_view(self) -> list[TransactEntry]:
-        # Every entry, in order, as the guard-aware error mapping reads them.
-        return [
-            TransactEntry(e.label, e.table, e.key, e.request, e.size, e.guard) for e in self.entries
-        ]
-
     def params(self) -> dict[str, Any]:
         """The exact ``TransactWriteItems`` request."""
         if not self.entries:
@@ -186,7 +167,7 @@ class TransactWrite(Builder, Operation[None]):
         except ServiceError as exc:
             if exc.code != "TransactionCanceledException":
                 raise
-            raise_cancellation([e.plan for e in self.entries], exc, self._guard_view())
+            raise_cancellation([e.plan for e in self.entries], exc, self.entries)
             reasons = []
             raw_reasons = exc.response.get("CancellationReasons") or []
             for i, (entry, reason) in enumerate(zip(self.entries, raw_reasons, strict=False)):

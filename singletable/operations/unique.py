@@ -70,7 +70,11 @@ class TransactEntry:
     request: dict[str, Any]
     #: The bytes the entry is known to write (a put's item), toward the 4 MB limit.
     size: int = 0
+    #: The uniqueness guard this entry claims or releases, if it is one.
     guard: GuardWrite | None = None
+    #: The entity the entry writes (set by `TransactWrite`; ``None`` for condition checks
+    #: of its own making), so a cancellation reason can be told per entity.
+    plan: EntityPlan | None = None
 
 
 # -- what changes --------------------------------------------------------------------

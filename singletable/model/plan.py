@@ -110,8 +110,8 @@ class EntityPlan:
     _encoders: tuple[tuple[str, str, Callable[[Any], AttributeValue | None]], ...] = field(
         default=(), repr=False
     )
-    # Generated from the fields above by `codegen.install_generated_codecs` at compile time:
-    # the hot paths of to_item/from_item.
+    # The hot paths of to_item/from_item, generated from the fields above on first use
+    # (`codegen.install_generated_codecs` attaches them when the class is compiled).
     _item_encoder: Callable[[BaseModel], Item] = field(init=False, repr=False, compare=False)
     _item_decoder: Callable[..., BaseModel] = field(init=False, repr=False, compare=False)
 

@@ -23,6 +23,7 @@ from singletable.operations.common import (
     stamp_times,
     utc_now,
 )
+from singletable.operations.limits import check_request_text
 from singletable.operations.protocol import Call, Operation, ReturnCapacity, Sleep, Step
 from singletable.types import Item
 
@@ -137,6 +138,9 @@ class BatchWrite(Operation[BatchWriteResult]):
             key_item = plan.key_from_values(split_key_values(plan, key, what="batch delete"))
             self._add(plan, key_item, {"DeleteRequest": {"Key": key_item}}, (False, (plan, key)))
             self.n_delete += 1
+        # Every write's text at once, before the first call: a chunk's own check would
+        # refuse bad text in a later chunk only after the earlier ones were written.
+        check_request_text(self.action, {"RequestItems": self._by_table(self.requests)})
         self.max_attempts = max_attempts
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
@@ -155,11 +159,15 @@ class BatchWrite(Operation[BatchWriteResult]):
         self._key_attributes[plan.table.name] = tuple(key)
         self.requests.append((plan.table.name, request))
 
-    def _chunk_params(self, chunk: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    @staticmethod
+    def _by_table(writes: list[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
         items: dict[str, list[dict[str, Any]]] = {}
-        for table, write in chunk:
+        for table, write in writes:
             items.setdefault(table, []).append(write)
-        request: dict[str, Any] = {"RequestItems": items}
+        return items
+
+    def _chunk_params(self, chunk: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+        request: dict[str, Any] = {"RequestItems": self._by_table(chunk)}
         request_capacity(request, self.capacity)
         return request
 
@@ -193,7 +201,9 @@ class BatchWrite(Operation[BatchWriteResult]):
             attempt = 0
             while True:
                 try:
-                    response = yield Call(self.action, request)
+                    # A chunk's text was checked with the others (in __init__); a resend
+                    # holds what DynamoDB returned, which is checked as any request is.
+                    response = yield Call(self.action, request, text_checked=attempt == 0)
                 except ServiceError as exc:
                     raise self._incomplete(pending, cause=exc, attempts=attempt + 1) from exc
                 result.calls += 1
@@ -307,7 +317,9 @@ class BatchGet(Operation["list[BaseModel]"]):
             attempt = 0
             while True:
                 try:
-                    response = yield Call(self.action, request)
+                    # A chunk's text was checked with the others (in __init__); a resend
+                    # holds what DynamoDB returned, which is checked as any request is.
+                    response = yield Call(self.action, request, text_checked=attempt == 0)
                 except ServiceError as exc:
                     raise self._incomplete(found, pending, cause=exc, attempts=attempt + 1) from exc
                 for table, items in (response.get("Responses") or {}).items():

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from decimal import Decimal
 from typing import Any
 
 from singletable.errors import TextEncodeError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Values that hold no text (binary attributes hold bytes, not text).
+_SCALARS = (int, float, bool, bytes, bytearray, memoryview, Decimal, type(None))
 _EXPRESSIONS = (
     "KeyConditionExpression",
     "FilterExpression",
@@ -27,24 +30,60 @@ _EXPRESSIONS = (
 )
 
 
-def _has_lone_surrogate(value: Any) -> bool:
-    # Exact-class checks and str.isascii() (constant time in CPython) keep the common
-    # case, all-ASCII text, to a few microseconds per request.
-    cls = value.__class__
-    if cls is str:
-        return not value.isascii() and _SURROGATE.search(value) is not None
-    if cls is dict:
-        for key, element in value.items():
-            if key.__class__ is str and not key.isascii() and _SURROGATE.search(key):
+def _is_lone(key: Any) -> bool:
+    return isinstance(key, str) and _SURROGATE.search(key) is not None
+
+
+def _has_lone_surrogate(value: Any) -> bool:  # noqa: C901 - one inlined loop is the point
+    # Called on every request, so it is written for speed: one loop over an explicit
+    # stack instead of a call per node, each map's text entries (an AttributeValue's
+    # {"S": ...}, a map key) checked inline, exact-class tests, and str.isascii() (constant
+    # time in CPython) so that only non-ASCII text is searched. `_strings` is the plain
+    # reference it must agree with (tested over generated structures).
+    stack = [value]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node = pop()
+        cls = node.__class__
+        if cls is dict:
+            for key, element in node.items():
+                # A map key is text too (other keys are not walked, as in `_strings`).
+                if (key.__class__ is not str or not key.isascii()) and _is_lone(key):
+                    return True
+                kind = element.__class__
+                if kind is str:
+                    if not element.isascii() and _SURROGATE.search(element):
+                        return True
+                elif kind is dict:
+                    # An AttributeValue: one entry, mostly text; checked here, not pushed.
+                    for inner_key, inner in element.items():
+                        if (inner_key.__class__ is not str or not inner_key.isascii()) and _is_lone(
+                            inner_key
+                        ):
+                            return True
+                        if inner.__class__ is str:
+                            if not inner.isascii() and _SURROGATE.search(inner):
+                                return True
+                        elif not isinstance(inner, _SCALARS):
+                            push(inner)
+                elif not isinstance(element, _SCALARS):
+                    push(element)
+        elif cls is list or cls is tuple:
+            for element in node:
+                if element.__class__ is str:
+                    if not element.isascii() and _SURROGATE.search(element):
+                        return True
+                elif not isinstance(element, _SCALARS):
+                    push(element)
+        elif cls is str:
+            if not node.isascii() and _SURROGATE.search(node):
                 return True
-            if _has_lone_surrogate(element):
-                return True
-        return False
-    if cls is list or cls is tuple:
-        return any(_has_lone_surrogate(element) for element in value)
-    if isinstance(value, str | Mapping | list | tuple | set | frozenset):
-        return any(True for _ in _lone_surrogates(value, ()))
-    return False  # numbers, bools, bytes (binary attributes hold no text)
+        elif isinstance(node, str | Mapping | list | tuple | set | frozenset) and any(
+            True
+            for _ in _lone_surrogates(node, ())  # subclasses, sets
+        ):
+            return True
+    return False
 
 
 def check_request_text(action: str, params: Mapping[str, Any]) -> None:

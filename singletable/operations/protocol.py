@@ -18,7 +18,7 @@ import copy
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine, Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast, overload
 
 from pydantic import BaseModel
@@ -47,9 +47,14 @@ class Call:
 
     action: str
     params: dict[str, Any]
+    #: Set by an operation that has already checked every string of ``params`` (a batch
+    #: write checks all its items before its first call, so that bad text in its last
+    #: chunk is refused before the first is sent, and not walked twice).
+    text_checked: bool = field(default=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        check_request_text(self.action, self.params)
+        if not self.text_checked:
+            check_request_text(self.action, self.params)
 
 
 @dataclass(frozen=True)

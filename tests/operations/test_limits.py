@@ -20,6 +20,7 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from singletable.attributes.size import attribute_value_size, item_size
+from singletable.operations import limits
 from singletable.operations.protocol import Call
 from tests.strategies import (
     SimpleEntitySpec,
@@ -229,3 +230,67 @@ def test_a_lone_surrogate_at_any_depth_of_a_value_is_refused(value: Any, offset:
     Call("put_item", Doc.put(Doc(d="a", name="n", n=1, meta={"v": value})).params())
     with pytest.raises(st.TextEncodeError, match=r"Item\['meta'\]"):
         _run_params(Doc.put(Doc(d="a", name="n", n=1, meta=meta)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(hs.integers(1, 80), hs.data())
+def test_a_batch_write_refuses_bad_text_in_any_chunk_before_its_first_call(
+    n: int, data: hs.DataObject
+) -> None:
+    # Chunks are sent one by one: bad text in the last must be refused before the first
+    # is written, and the error says which write holds it.
+    bad = data.draw(hs.integers(0, n - 1))
+    field = data.draw(hs.sampled_from(["body", "name", "meta"]))
+    docs = [Doc(d="a", name=f"n{i}", n=i) for i in range(n)]
+    docs[bad] = (
+        docs[bad].model_copy(update={"meta": {LONE: 1}})
+        if field == "meta"
+        else docs[bad].model_copy(update={field: LONE})
+    )
+    with pytest.raises(st.TextEncodeError, match=rf"RequestItems\['limits'\]\[{bad}\]"):
+        st.BatchWrite(docs)
+    # Without the bad write every chunk goes out as built, text already checked.
+    del docs[bad]
+    if docs:
+        call = next(st.BatchWrite(docs).steps())
+        assert isinstance(call, Call)
+        assert call.text_checked
+
+
+class _Text(str):
+    """A str subclass: off the exact-class fast path of the request walk."""
+
+
+_SOME_TEXT = hs.text(hs.sampled_from(["a", "é", "\ud800", "\udfff", "\U0001f600", "#"]), max_size=3)
+_LEAVES = (
+    _SOME_TEXT
+    | _SOME_TEXT.map(_Text)
+    | hs.integers()
+    | hs.booleans()
+    | hs.none()
+    | hs.binary(max_size=2)
+    | hs.decimals(allow_nan=False, places=2)
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    hs.recursive(
+        _LEAVES,
+        lambda inner: (
+            hs.lists(inner, max_size=3)
+            | hs.lists(inner, max_size=3).map(tuple)
+            | hs.frozensets(_SOME_TEXT, max_size=3)
+            | hs.dictionaries(_SOME_TEXT | _SOME_TEXT.map(_Text) | hs.integers(), inner, max_size=3)
+            # AttributeValue-shaped maps, the walk's inline case
+            | hs.dictionaries(hs.sampled_from(["S", "N", "L", "M", "\ud800"]), inner, max_size=1)
+        ),
+        max_leaves=10,
+    )
+)
+def test_the_fast_request_walk_agrees_with_the_plain_one(value: Any) -> None:
+    # The walk run on every request is written for speed; the plain generator that names
+    # where a surrogate is must find one exactly when it does.
+    expected = any(limits._SURROGATE.search(text) for _, text in limits._strings(value, ()))
+    assert limits._has_lone_surrogate({"Item": value}) is expected
+    assert limits._has_lone_surrogate(value) is expected

@@ -117,6 +117,7 @@ class BatchWrite(Operation[BatchWriteResult]):
     ) -> None:
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self._origins: dict[tuple[Any, ...], tuple[bool, _Origin]] = {}
+        self._request_idents: list[tuple[Any, ...]] = []  # one per request, in order
         self._key_attributes: dict[str, tuple[str, ...]] = {}
         self.n_put = 0
         self.n_delete = 0
@@ -158,6 +159,7 @@ class BatchWrite(Operation[BatchWriteResult]):
         self._origins[ident] = origin
         self._key_attributes[plan.table.name] = tuple(key)
         self.requests.append((plan.table.name, request))
+        self._request_idents.append(ident)
 
     @staticmethod
     def _by_table(writes: list[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
@@ -197,7 +199,9 @@ class BatchWrite(Operation[BatchWriteResult]):
         result = BatchWriteResult(put=self.n_put, deleted=self.n_delete)
         # Every request not yet known to be written (unsent chunks included).
         pending = set(self._origins)
-        for request in self.chunks():
+        for start in range(0, len(self.requests), MAX_BATCH_WRITE):
+            request = self._chunk_params(self.requests[start : start + MAX_BATCH_WRITE])
+            sent = self._request_idents[start : start + MAX_BATCH_WRITE]
             attempt = 0
             while True:
                 try:
@@ -209,9 +213,7 @@ class BatchWrite(Operation[BatchWriteResult]):
                 result.calls += 1
                 unprocessed = response.get("UnprocessedItems") or {}
                 left = set(self._idents(unprocessed))
-                for ident in self._idents(request["RequestItems"]):
-                    if ident not in left:
-                        pending.discard(ident)
+                pending.difference_update([ident for ident in sent if ident not in left])
                 if not left:
                     break
                 attempt += 1
@@ -220,6 +222,7 @@ class BatchWrite(Operation[BatchWriteResult]):
                 result.retries += 1
                 yield Sleep(_backoff(attempt, self.backoff_base, self.backoff_cap))
                 request = {**request, "RequestItems": unprocessed}
+                sent = list(left)
         return result
 
     def _incomplete(
@@ -317,9 +320,7 @@ class BatchGet(Operation["list[BaseModel]"]):
             attempt = 0
             while True:
                 try:
-                    # A chunk's text was checked with the others (in __init__); a resend
-                    # holds what DynamoDB returned, which is checked as any request is.
-                    response = yield Call(self.action, request, text_checked=attempt == 0)
+                    response = yield Call(self.action, request)
                 except ServiceError as exc:
                     raise self._incomplete(found, pending, cause=exc, attempts=attempt + 1) from exc
                 for table, items in (response.get("Responses") or {}).items():

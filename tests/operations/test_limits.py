@@ -192,6 +192,14 @@ LONE = "ok\ud800"
         (lambda: Doc.put(Doc(d="a", name="n", n=1, meta={LONE: 1})), r"Item\['meta'\]"),
         (lambda: Doc.update(d="a", name="n", n=1).set(body=LONE), r"SET body = :v0"),
         (lambda: Doc.get(d="a", name=LONE, n=1), r"Key\['SK'\]"),
+        (
+            lambda: st.BatchGet([(Doc.plan(), {"d": "a", "name": LONE, "n": 1})]),
+            r"RequestItems\['limits'\]\['Keys'\]\[0\]\['SK'\]",
+        ),
+        (
+            lambda: st.BatchWrite([Doc(d=LONE, name="n", n=1)]),
+            r"RequestItems\['limits'\]\[0\]\['PutRequest'\]\['Item'\]\['PK'\]",
+        ),
         (lambda: Doc.query(d="a").begins_with(name=LONE), r"KeyConditionExpression"),
         (lambda: Doc.query(d="a").filter(Doc.f.body == LONE), r"FilterExpression"),
         (lambda: Doc.delete(d="a", name="n", n=1, condition=Doc.f.body == LONE), r"body ="),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar, Generic, Literal, NoReturn, TypeAlias, TypeVar
@@ -57,7 +56,6 @@ _ATTRIBUTE_TYPES = frozenset({"S", "SS", "N", "NS", "B", "BS", "BOOL", "NULL", "
 #: DynamoDB's limit on the number of operands of one ``IN``.
 MAX_IN_VALUES = 100
 _SET_TYPES = frozenset({"SS", "NS", "BS"})
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 #: The Python type of the values a reference compares with and writes (``FieldRef[int]``).
 T = TypeVar("T")
@@ -146,11 +144,16 @@ def _label_of(path: Path) -> str:
             parts.append(f"[{step}]")
         elif not parts:
             parts.append(step)
-        elif _IDENTIFIER.match(step):
+        elif _is_identifier(step):
             parts.append("." + step)
         else:
             parts.append(f"[{step!r}]")
     return "".join(parts)
+
+
+def _is_identifier(step: str) -> bool:
+    # [A-Za-z_][A-Za-z0-9_]* without a regular expression to compile at import (issue 13).
+    return step.isascii() and step.isidentifier()
 
 
 def _check_step(step: object, label: str) -> str | int:
@@ -951,7 +954,7 @@ class FieldRef(_Comparable[T]):
         step = _check_step(step, self.label)
         if isinstance(step, int):
             label = f"{self.label}[{step}]"
-        elif _IDENTIFIER.match(step):
+        elif _is_identifier(step):
             label = f"{self.label}.{step}"
         else:
             label = f"{self.label}[{step!r}]"

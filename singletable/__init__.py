@@ -182,21 +182,23 @@ def _publish_here() -> None:
     # Tracebacks, reprs and pickles name public classes where users import them
     # (``singletable.Connection``), not the internal module that defines them. Errors keep
     # their public home, `singletable.errors`.
-    eager = [globals()[name] for name in __all__ if name in globals()]
+    published = [globals()[name] for name in __all__ if _publishable(globals().get(name))]
     # Resolved while every class still names its defining module (bases included); the
     # lazy names are published when first loaded.
-    for value in eager:
+    for value in published:
         _resolve_field_types(value)
-    for value in eager:
-        _publish(value)
+    for value in published:
+        value.__module__ = __name__
+
+
+def _publishable(value: Any) -> bool:
+    return getattr(value, "__module__", "").startswith("singletable.") and not (
+        isinstance(value, type) and issubclass(value, SingleTableError)
+    )
 
 
 def _publish(value: Any) -> None:
-    if isinstance(value, str):
-        return
-    if getattr(value, "__module__", "").startswith("singletable.") and not (
-        isinstance(value, type) and issubclass(value, SingleTableError)
-    ):
+    if _publishable(value):
         _resolve_field_types(value)
         value.__module__ = __name__
 

@@ -13,12 +13,13 @@ strings.
 
 from __future__ import annotations
 
+import inspect
 import math
-import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
+from typing import Any, ClassVar, Generic, Literal, NoReturn, TypeAlias, TypeVar
+
+from typing_extensions import dataclass_transform
 
 from singletable.attributes.numbers import number_text
 from singletable.errors import ExpressionError, ItemEncodeError
@@ -55,7 +56,6 @@ _ATTRIBUTE_TYPES = frozenset({"S", "SS", "N", "NS", "B", "BS", "BOOL", "NULL", "
 #: DynamoDB's limit on the number of operands of one ``IN``.
 MAX_IN_VALUES = 100
 _SET_TYPES = frozenset({"SS", "NS", "BS"})
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 #: The Python type of the values a reference compares with and writes (``FieldRef[int]``).
 T = TypeVar("T")
@@ -144,11 +144,16 @@ def _label_of(path: Path) -> str:
             parts.append(f"[{step}]")
         elif not parts:
             parts.append(step)
-        elif _IDENTIFIER.match(step):
+        elif _is_identifier(step):
             parts.append("." + step)
         else:
             parts.append(f"[{step!r}]")
     return "".join(parts)
+
+
+def _is_identifier(step: str) -> bool:
+    # [A-Za-z_][A-Za-z0-9_]* without a regular expression to compile at import (issue 13).
+    return step.isascii() and step.isidentifier()
 
 
 def _check_step(step: object, label: str) -> str | int:
@@ -183,8 +188,91 @@ def _number_av(n: object, label: str, what: str) -> AttributeValue:
         raise ExpressionError(str(exc)) from None
 
 
-@dataclass(frozen=True, slots=True)
-class _PathOp:
+_Setter: TypeAlias = Callable[[object, object], None]
+
+
+def _initialiser(setters: tuple[_Setter, ...]) -> Callable[..., None]:
+    """A node's ``__init__``: each slot's own setter (past the refusing ``__setattr__``).
+
+    Spelt out per number of fields (a node has one to three): a loop over the setters
+    would make building a node twice as slow as the dataclass's generated ``__init__``.
+    """
+    if len(setters) == 1:
+        (set_a,) = setters
+
+        def init_1(self: object, a: object) -> None:
+            set_a(self, a)
+
+        return init_1
+    if len(setters) == 2:
+        set_a, set_b = setters
+
+        def init_2(self: object, a: object, b: object) -> None:
+            set_a(self, a)
+            set_b(self, b)
+
+        return init_2
+    set_a, set_b, set_c = setters
+
+    def init_3(self: object, a: object, b: object, c: object) -> None:
+        set_a(self, a)
+        set_b(self, b)
+        set_c(self, c)
+
+    return init_3
+
+
+@dataclass_transform(frozen_default=True)
+class _Node:
+    """An immutable tree node: a frozen dataclass to type checkers, a plain class at run time.
+
+    ``@dataclass(frozen=True, slots=True)`` generates and compiles six methods for each
+    class while the module is imported; for the seventeen nodes here that was a quarter
+    of what ``import singletable`` cost (issue 13). These methods serve every node
+    instead, as fast. A node's fields are its own annotations in order, ClassVars
+    excluded: what type checkers read for the ``__init__`` they see (positional arguments
+    only here). It lists them in ``__slots__`` too.
+    """
+
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls) -> None:
+        hints = inspect.get_annotations(cls)  # strings: the module defers annotations
+        cls._fields = tuple(name for name, hint in hints.items() if "ClassVar" not in hint)
+        # A field missing from __slots__ has no slot here: a KeyError as the module loads.
+        setters = tuple(cls.__dict__[name].__set__ for name in cls._fields)
+        cls.__init__ = _initialiser(setters)  # type: ignore[method-assign]
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({fields})"
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[_Node], tuple[object, ...]]:
+        # copy and pickle rebuild a node from its fields: restoring slots goes through
+        # the refusing __setattr__.
+        return type(self), self._values()
+
+
+class _PathOp(_Node):
+    __slots__ = ("label", "path")
     path: Path
     label: str
 
@@ -192,8 +280,8 @@ class _PathOp:
         return _render_path(self.path, ph)
 
 
-@dataclass(frozen=True, slots=True)
-class _SizeOp:
+class _SizeOp(_Node):
+    __slots__ = ("label", "path")
     path: Path
     label: str
 
@@ -201,8 +289,8 @@ class _SizeOp:
         return f"size ({_render_path(self.path, ph)})"
 
 
-@dataclass(frozen=True, slots=True)
-class _ValueOp:
+class _ValueOp(_Node):
+    __slots__ = ("av",)
     av: AttributeValue
 
     def _render(self, ph: Placeholders) -> str:
@@ -261,8 +349,8 @@ class Condition:
         raise NotImplementedError
 
 
-@dataclass(frozen=True, slots=True)
-class _Compare(Condition):
+class _Compare(_Node, Condition):
+    __slots__ = ("lhs", "op", "rhs")
     op: str
     lhs: _Operand
     rhs: _Operand
@@ -274,8 +362,8 @@ class _Compare(Condition):
         yield from _operand_paths(self.lhs, self.rhs)
 
 
-@dataclass(frozen=True, slots=True)
-class _Between(Condition):
+class _Between(_Node, Condition):
+    __slots__ = ("hi", "lo", "operand")
     operand: _Operand
     lo: _Operand
     hi: _Operand
@@ -287,8 +375,8 @@ class _Between(Condition):
         yield from _operand_paths(self.operand, self.lo, self.hi)
 
 
-@dataclass(frozen=True, slots=True)
-class _In(Condition):
+class _In(_Node, Condition):
+    __slots__ = ("operand", "values")
     operand: _Operand
     values: tuple[_Operand, ...]
 
@@ -300,8 +388,8 @@ class _In(Condition):
         yield from _operand_paths(self.operand, *self.values)
 
 
-@dataclass(frozen=True, slots=True)
-class _Function(Condition):
+class _Function(_Node, Condition):
+    __slots__ = ("args", "name")
     name: str
     args: tuple[_Operand, ...]
 
@@ -312,8 +400,8 @@ class _Function(Condition):
         yield from _operand_paths(*self.args)
 
 
-@dataclass(frozen=True, slots=True)
-class _And(Condition):
+class _And(_Node, Condition):
+    __slots__ = ("children",)
     children: tuple[Condition, ...]
 
     def _render(self, ph: Placeholders) -> str:
@@ -324,8 +412,8 @@ class _And(Condition):
             yield from child._paths()
 
 
-@dataclass(frozen=True, slots=True)
-class _Or(Condition):
+class _Or(_Node, Condition):
+    __slots__ = ("children",)
     children: tuple[Condition, ...]
 
     def _render(self, ph: Placeholders) -> str:
@@ -338,8 +426,8 @@ class _Or(Condition):
             yield from child._paths()
 
 
-@dataclass(frozen=True, slots=True)
-class _Not(Condition):
+class _Not(_Node, Condition):
+    __slots__ = ("child",)
     child: Condition
 
     def _render(self, ph: Placeholders) -> str:
@@ -595,8 +683,8 @@ class SetValue:
 _SetTerm: TypeAlias = "_PathOp | _ValueOp | SetValue"
 
 
-@dataclass(frozen=True, slots=True)
-class _IfNotExists(SetValue):
+class _IfNotExists(_Node, SetValue):
+    __slots__ = ("default", "path")
     path: Path
     default: _SetTerm
 
@@ -604,8 +692,8 @@ class _IfNotExists(SetValue):
         return f"if_not_exists({_render_path(self.path, ph)}, {self.default._render(ph)})"
 
 
-@dataclass(frozen=True, slots=True)
-class _ListAppend(SetValue):
+class _ListAppend(_Node, SetValue):
+    __slots__ = ("first", "second")
     first: _SetTerm
     second: _SetTerm
 
@@ -613,8 +701,8 @@ class _ListAppend(SetValue):
         return f"list_append({self.first._render(ph)}, {self.second._render(ph)})"
 
 
-@dataclass(frozen=True, slots=True)
-class _Arith(SetValue):
+class _Arith(_Node, SetValue):
+    __slots__ = ("left", "op", "right")
     op: str
     left: _SetTerm
     right: _SetTerm
@@ -640,8 +728,8 @@ class UpdateAction:
         raise NotImplementedError
 
 
-@dataclass(frozen=True, slots=True)
-class _SetAction(UpdateAction):
+class _SetAction(_Node, UpdateAction):
+    __slots__ = ("label", "path", "value")
     path: Path
     label: str
     value: _SetTerm
@@ -651,8 +739,8 @@ class _SetAction(UpdateAction):
         return f"{_render_path(self.path, ph)} = {self.value._render(ph)}"
 
 
-@dataclass(frozen=True, slots=True)
-class _RemoveAction(UpdateAction):
+class _RemoveAction(_Node, UpdateAction):
+    __slots__ = ("label", "path")
     path: Path
     label: str
     clause: ClassVar[str] = "REMOVE"
@@ -661,8 +749,8 @@ class _RemoveAction(UpdateAction):
         return _render_path(self.path, ph)
 
 
-@dataclass(frozen=True, slots=True)
-class _AddAction(UpdateAction):
+class _AddAction(_Node, UpdateAction):
+    __slots__ = ("av", "label", "path")
     path: Path
     label: str
     av: AttributeValue
@@ -672,8 +760,8 @@ class _AddAction(UpdateAction):
         return f"{_render_path(self.path, ph)} {ph.value(self.av)}"
 
 
-@dataclass(frozen=True, slots=True)
-class _DeleteAction(UpdateAction):
+class _DeleteAction(_Node, UpdateAction):
+    __slots__ = ("av", "label", "path")
     path: Path
     label: str
     av: AttributeValue
@@ -866,7 +954,7 @@ class FieldRef(_Comparable[T]):
         step = _check_step(step, self.label)
         if isinstance(step, int):
             label = f"{self.label}[{step}]"
-        elif _IDENTIFIER.match(step):
+        elif _is_identifier(step):
             label = f"{self.label}.{step}"
         else:
             label = f"{self.label}[{step!r}]"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 import re
 from decimal import Decimal
 from typing import Any
@@ -197,6 +199,24 @@ def test_helpers_match_operators_and_flatten() -> None:
     assert not_(x) == ~x
     assert and_(x) == x
     assert or_(x) == x
+
+
+def test_conditions_and_actions_are_immutable_values() -> None:
+    # What the frozen dataclasses gave before the nodes became plain classes (issue 13).
+    built = (A == 1) & ~B.exists()
+    assert built == (A == 1) & ~B.exists()
+    assert built != (A == 2) & ~B.exists()
+    assert hash(A.exists() | B.exists()) == hash(A.exists() | B.exists())
+    assert repr(~B.exists()) == (
+        "_Not(child=_Function(name='attribute_exists', args=(_PathOp(path=('b',), label='E.b'),)))"
+    )
+    for value in (built, A.set(A.if_not_exists(0) + 1), A.remove()):
+        assert copy.deepcopy(value) == value
+        assert pickle.loads(pickle.dumps(value)) == value
+    with pytest.raises(AttributeError, match="cannot assign"):
+        A.remove().path = ("b",)  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="cannot delete"):
+        del A.remove().label
 
 
 def test_conditions_have_no_truth_value() -> None:

@@ -82,6 +82,20 @@ def test_cursor_resumes_its_own_query() -> None:
     assert Event.query(pid="a").limit(3).page_size(2).params(cursor)["ExclusiveStartKey"]
 
 
+def test_a_cursor_handed_out_by_0_2_0_still_resumes_its_query() -> None:
+    # The fingerprint hashes the text of the sort-key condition: that text must not change
+    # between releases (0.2.0 made this cursor, for a query ending on the first event).
+    cursor = (
+        "eyJrIjp7IlBLIjp7IlMiOiJQI2EifSwiU0siOnsiUyI6IkVWVCMyMDI2LTA2LTIzVDA4OjAwOjAwLjAwMDAw"
+        "MFojMDAwMSJ9fSwicSI6eyJlbnRpdHkiOiIzOTMxODYxMDYwNTgiLCJmaWx0ZXIiOiI3NDIzNGU5OGFmZTci"
+        "LCJmb3J3YXJkIjoiYjViZWE0MWI2YzYyIiwiaW5kZXgiOiI3NDIzNGU5OGFmZTciLCJraW5kIjoiN2Y0Y2Nj"
+        "ZDVhMjY3IiwicGFydGl0aW9uIjoiOGQyYzc1YmFjYjk5IiwicHJvamVjdGlvbiI6Ijc0MjM0ZTk4YWZlNyIs"
+        "InNrIjoiYWMzMzQ2MmEzODk3IiwidGFibGUiOiI1ZWNhZjRjZGJjZjQifSwidiI6Mn0"
+    )
+    request = Event.query(pid="a").lt(ts=T0).params(cursor)
+    assert request["ExclusiveStartKey"]["SK"] == {"S": "EVT#2026-06-23T08:00:00.000000Z#0001"}
+
+
 def test_cursor_is_opaque_url_safe_text() -> None:
     cursor = event_cursor()
     assert set(cursor) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")

@@ -268,6 +268,8 @@ class _EncoderBuilder:
             if key_bytes is not None and expr.kind == "S":
                 expr = expr._replace(chars=None, static=key_bytes)
             w.bound(expr.static)
+            for line in expr.setup:
+                w(line)
             omit = [f"{x} is None"] if fast.nullable else []
             omit += [expr.omit] if expr.omit is not None else []
             if omit:

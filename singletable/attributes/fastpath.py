@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from singletable.attributes.convert import sized_list, sized_map, to_attribute_value_sized
 from singletable.attributes.size import attribute_value_size
@@ -51,7 +51,8 @@ class Writer:
         self._ids: dict[int, str] = {}
         self.depth = depth
         self.static = 0
-        self._loops = 0
+        #: Static bytes of one iteration of the loop being emitted (None outside loops).
+        self._loop_static: int | None = None
         self._counter = 0
         #: Nested model classes being expanded inline (a recursive model stops there).
         self.expanding: set[type[Any]] = set()
@@ -79,14 +80,23 @@ class Writer:
             self.depth -= 1
 
     @contextlib.contextmanager
-    def loop(self, header: str) -> Iterator[None]:
-        """Like `block`, for a loop: static bounds inside it are counted at run time."""
-        self._loops += 1
+    def loop(self, header: str, count: str) -> Iterator[None]:
+        """Like `block`, for a loop of ``count`` (an expression) iterations.
+
+        The static bounds inside it are added once after it, times ``count``: one
+        addition per loop instead of one per iteration, and never an undercount (a
+        branch the iteration did not take is counted too).
+        """
+        outer = self._loop_static
+        self._loop_static = 0
         try:
             with self.block(header):
                 yield
+            per_iteration = self._loop_static
         finally:
-            self._loops -= 1
+            self._loop_static = outer
+        if per_iteration:
+            self(f"exact += {per_iteration} * {count}")
 
     def ref(self, value: Any, hint: str) -> str:
         """The generated name under which the source refers to ``value``."""
@@ -105,10 +115,8 @@ class Writer:
 
     def bound(self, nbytes: int) -> None:
         """Add ``nbytes`` to the size bound: statically, or at run time inside a loop."""
-        if not nbytes:
-            return
-        if self._loops:
-            self(f"exact += {nbytes}")
+        if self._loop_static is not None:
+            self._loop_static += nbytes
         else:
             self.static += nbytes
 
@@ -170,6 +178,10 @@ class FastPath:
         to_av: The codec's own encoder; every value off the fast path goes to it.
         nullable: Whether ``None`` is a valid value (stored NULL, or omitted).
     """
+
+    #: Whether the codec may leave out a value other than None (an empty top-level set,
+    #: for a codec the generator knows nothing of): the generated code then checks.
+    omits_values: ClassVar[bool] = True
 
     def __init__(self, to_av: Callable[[Any], Any], *, nullable: bool = False) -> None:
         self.to_av = to_av
@@ -273,6 +285,8 @@ def _count_elements(
 class ListFast(FastPath):
     """``list`` / ``tuple`` / ``Sequence`` of one element codec -> ``L``."""
 
+    omits_values = False
+
     def __init__(self, to_av: Callable[[Any], Any], item: FastPath, *, nullable: bool) -> None:
         super().__init__(to_av, nullable=nullable)
         self.item = item
@@ -311,11 +325,11 @@ class ListFast(FastPath):
                     self.slow(w, x, store)
             else:
                 w(f"{elements} = []")
-                with w.loop(f"for {e} in {x}:"):
+                with w.loop(f"for {e} in {x}:", f"len({x})"):
                     self.item.emit(w, e, f"{elements}.append({{}})")
+                    w.bound(1)
                 w(store.format(f"{{'L': {elements}}}"))
                 w.bound(3)
-                w(f"exact += len({x})")
         with w.block("else:"):
             self.slow(w, x, store)
 
@@ -329,6 +343,8 @@ class ListFast(FastPath):
 
 class MapFast(FastPath):
     """``dict[str, X]`` / ``Mapping`` -> ``M`` (non-empty string keys)."""
+
+    omits_values = False
 
     def __init__(self, to_av: Callable[[Any], Any], value: FastPath, *, nullable: bool) -> None:
         super().__init__(to_av, nullable=nullable)
@@ -368,17 +384,17 @@ class MapFast(FastPath):
                     self.slow(w, x, store)
             else:
                 w(f"{entries} = {{}}")
-                with w.loop(f"for {k}, {e} in {x}.items():"):
+                with w.loop(f"for {k}, {e} in {x}.items():", f"len({x})"):
                     # A key the codec would refuse (or convert) sends the whole map to it.
                     with w.block(f"if not ({key_ok}):"):
                         w(f"{entries} = None")
                         w("break")
                     self.value.emit(w, e, f"{entries}[{k}] = {{}}")
                     w(f"n += len({k})")
+                    w.bound(1)
                 with w.block(f"if {entries} is not None:"):
                     w(store.format(f"{{'M': {entries}}}"))
                     w.bound(3)
-                    w(f"exact += len({x})")
                 with w.block("else:"):
                     self.slow(w, x, store)
         with w.block("else:"):
@@ -481,6 +497,8 @@ class SetFast(FastPath):
 
 class ModelFast(FastPath):
     """A nested pydantic model -> ``M`` keyed by field name, its fields inlined."""
+
+    omits_values = False
 
     def __init__(
         self,

@@ -56,7 +56,6 @@ from singletable.attributes.convert import (
     datetime_text,
     from_attribute_value,
     to_attribute_value,
-    to_attribute_value_sized,
 )
 from singletable.attributes.fastpath import (
     DecodeExpr,
@@ -549,10 +548,7 @@ def _generic(where: str, nullable: bool, position: str, params: dict[str, Any]) 
         except ItemDecodeError as exc:
             raise ItemDecodeError(f"{where}: {exc}") from None
 
-    def sized(value: Any) -> tuple[AttributeValue, int]:
-        return to_attribute_value_sized(value, where=where)
-
-    return _Built(to_av, from_av, params, GenericFast(to_av, sized, nullable=True))
+    return _Built(to_av, from_av, params, GenericFast(to_av, where, nullable=True))
 
 
 _SCALAR_TEXT_TYPES: dict[type[Any], tuple[str, Callable[[Any], str], Callable[[str], Any]]] = {

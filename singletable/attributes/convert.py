@@ -183,7 +183,7 @@ def _text_bound(text: str) -> int:
     return len(text) if text.isascii() else 4 * len(text)
 
 
-def to_attribute_value_sized(value: Any, *, where: str = "value") -> tuple[AttributeValue, int]:
+def to_attribute_value_sized(value: Any, where: str = "value") -> tuple[AttributeValue, int]:
     """`to_attribute_value` and a bound of the result's size in bytes, in one walk.
 
     The common JSON-like shapes (exact ``str``, ``int``, ``float``, ``bool``, ``None``,
@@ -218,46 +218,69 @@ def to_attribute_value_sized(value: Any, *, where: str = "value") -> tuple[Attri
     elif value is None:
         return {"NULL": True}, 1
     elif cls is dict:
-        return _sized_map(value, where)
+        return sized_map(value, where)
     elif cls is list or cls is tuple:
-        return _sized_list(value, where)
+        return sized_list(value, where)
     av = to_attribute_value(value, where=where)
     return av, attribute_value_size(av)
 
 
-def _sized_map(value: dict[Any, Any], where: str) -> tuple[AttributeValue, int]:
+# sized_map and sized_list convert their commonest entries (text, small ints, booleans,
+# nested dicts and lists) without a call each, and count text bounds inline: they run
+# once per `dict[str, Any]` field on every write.
+
+
+def sized_map(value: dict[Any, Any], where: str) -> tuple[AttributeValue, int]:
+    """`to_attribute_value_sized` of an exact ``dict`` (same result, same errors)."""
     entries: dict[str, AttributeValue] = {}
     size = 3
     for key, element in value.items():
         if key.__class__ is not str or not key:
             raise ItemEncodeError(f"{where}: map key {key!r} is left to the full converter")
-        # Text and small ints, the commonest entries, without a call each.
+        size += 1 + (len(key) if key.isascii() else 4 * len(key))
         kind = element.__class__
         if kind is str:
             entries[key] = {"S": element}
-            size += 1 + _text_bound(key) + _text_bound(element)
+            size += len(element) if element.isascii() else 4 * len(element)
         elif kind is int and -INT_FAST_BOUND < element < INT_FAST_BOUND:
             entries[key] = {"N": str(element)}
-            size += 1 + _text_bound(key) + _MAX_NUMBER_SIZE
+            size += _MAX_NUMBER_SIZE
+        elif kind is bool:
+            entries[key] = {"BOOL": element}
+            size += 1
+        elif kind is dict:
+            entries[key], element_size = sized_map(element, where)
+            size += element_size
+        elif kind is list or kind is tuple:
+            entries[key], element_size = sized_list(element, where)
+            size += element_size
         else:
             entries[key], element_size = to_attribute_value_sized(element, where=where)
-            size += 1 + _text_bound(key) + element_size
+            size += element_size
     return {"M": entries}, size
 
 
-def _sized_list(value: list[Any] | tuple[Any, ...], where: str) -> tuple[AttributeValue, int]:
+def sized_list(value: list[Any] | tuple[Any, ...], where: str) -> tuple[AttributeValue, int]:
+    """`to_attribute_value_sized` of an exact ``list`` or ``tuple``."""
     elements: list[AttributeValue] = []
-    size = 3
+    size = 3 + len(value)  # the list's own bytes, and one per element
     for element in value:
         kind = element.__class__
         if kind is str:
             elements.append({"S": element})
-            size += 1 + _text_bound(element)
+            size += len(element) if element.isascii() else 4 * len(element)
         elif kind is int and -INT_FAST_BOUND < element < INT_FAST_BOUND:
             elements.append({"N": str(element)})
-            size += 1 + _MAX_NUMBER_SIZE
+            size += _MAX_NUMBER_SIZE
+        elif kind is bool:
+            elements.append({"BOOL": element})
+            size += 1
+        elif kind is dict:
+            av, element_size = sized_map(element, where)
+            elements.append(av)
+            size += element_size
         else:
             av, element_size = to_attribute_value_sized(element, where=where)
             elements.append(av)
-            size += 1 + element_size
+            size += element_size
     return {"L": elements}, size

@@ -113,6 +113,8 @@ class _EncoderBuilder:
         self.w = Writer(depth=1)
         #: Encoded field text per (field, codec identity): reused by every key that needs it.
         self.cache: dict[tuple[Any, ...], str] = {}
+        #: Variables holding a field's value, read at the top level for a key.
+        self.loaded: dict[str, str] = {}
         #: Fields held by a string primary key segment, with that key's byte limit.
         self.primary_key_bytes: dict[str, int] = {}
         for template in plan.primary.templates():
@@ -133,6 +135,8 @@ class _EncoderBuilder:
         s = ns = self.w
         x, t = s.var("x"), s.var("t")
         s(f"{x} = v[{segment.name!r}]")
+        if s.depth == 1:  # read unconditionally: the attribute can use it too
+            self.loaded.setdefault(segment.name, x)
         fast = codec.fast_text(s, x)
         slow = ns.ref(functools.partial(template._encode_field, segment), "encode_field")
         if fast is None:
@@ -167,18 +171,21 @@ class _EncoderBuilder:
         self.w.static += template.max_bytes  # _finish refuses longer keys
         parts: list[str] = []
         literal = ""
+        has_literal = False  # then the key is never empty
         for i, segment in enumerate(template.segments):
             if i:
                 literal += template.delimiter
             if isinstance(segment, FieldSegment):
                 if literal:
                     parts.append(repr(literal))
+                    has_literal = True
                     literal = ""
                 parts.append(self.segment_text(template, segment))
             else:
                 literal += segment
         if literal:
             parts.append(repr(literal))
+            has_literal = True
         cache_key = ("key", template.max_bytes, *parts)
         key = self.cache.get(cache_key)
         if key is None:
@@ -189,7 +196,8 @@ class _EncoderBuilder:
             chars = _max_key_chars(template)
             if chars is None or chars * 4 > template.max_bytes:
                 finish = ns.ref(template._finish, "finish")
-                s(f"if not {key} or len({key}) > {template.max_bytes // 4}:")
+                too_long = f"len({key}) > {template.max_bytes // 4}"
+                s(f"if {too_long}:" if has_literal else f"if not {key} or {too_long}:")
                 s(f"    {key} = {finish}({key})")
             self.cache[cache_key] = key
         return f"{{'S': {key}}}"
@@ -256,8 +264,10 @@ class _EncoderBuilder:
         after: list[tuple[str, str, str, bool]] = []
         for name, attribute, _encode in plan._encoders:
             fast = plan.fields[name].codec.fast
-            x = w.var("x")
-            w(f"{x} = v[{name!r}]")
+            x = self.loaded.get(name)
+            if x is None:
+                x = w.var("x")
+                w(f"{x} = v[{name!r}]")
             w.bound(_utf8_len(attribute))
             expr = fast.expression(w, x)
             if expr is None:
@@ -268,6 +278,8 @@ class _EncoderBuilder:
             if key_bytes is not None and expr.kind == "S":
                 expr = expr._replace(chars=None, static=key_bytes)
             w.bound(expr.static)
+            for line in expr.setup:
+                w(line)
             omit = [f"{x} is None"] if fast.nullable else []
             omit += [expr.omit] if expr.omit is not None else []
             if omit:
@@ -298,9 +310,11 @@ class _EncoderBuilder:
                 with w.block(f"if {x} is None:"):
                     w(f"del item[{attribute!r}]")
                 with w.block("else:"):
-                    plan.fields[name].codec.fast.emit(w, x, store)
-                    with w.block(f"if item[{attribute!r}] is None:"):
-                        w(f"del item[{attribute!r}]")  # omitted (an empty set)
+                    fast = plan.fields[name].codec.fast
+                    fast.emit(w, x, store)
+                    if fast.omits_values:
+                        with w.block(f"if item[{attribute!r}] is None:"):
+                            w(f"del item[{attribute!r}]")  # omitted (an empty set)
         with w.block("else:"):
             body = ", ".join(f"{a!r}: {value}" for a, value in keys)
             w(f"item = {{{body}}}")

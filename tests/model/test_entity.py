@@ -365,6 +365,80 @@ def test_abstract_entity_has_no_plan() -> None:
     assert Child(tenant="a", n=1).to_item()["PK"] == {"S": "T#a"}
 
 
+def test_to_item_runs_the_generated_encoder_as_the_method() -> None:
+    table = Table("bound")
+
+    class Base(Entity, table=table):
+        tenant: str
+
+    class Parent(Base, pk="T#{tenant}", sk="P"):
+        n: int = 0
+
+    class Child(Parent, pk="T#{tenant}", sk="C#{n}", name="Kid"):
+        pass
+
+    class Loose(Parent):  # abstract again: no pk of its own
+        pass
+
+    parent, child = Parent(tenant="a"), Child(tenant="a", n=2)
+    assert parent.to_item() == Parent.plan()._to_item_reference(parent)
+    # After its first call the class's method is the generated function itself.
+    assert Parent.__dict__["to_item"] is Parent.plan()._item_encoder
+    # A subclass encodes with its own plan, not the encoder it inherited.
+    assert child.to_item() == Child.plan()._to_item_reference(child)
+    assert child.to_item()["_et"] == {"S": "Kid"}
+    assert Child.__dict__["to_item"] is Child.plan()._item_encoder
+    with refused("Loose is abstract: declare pk=..."):
+        Loose(tenant="a").to_item()
+
+
+def test_a_to_item_the_user_wrote_is_kept() -> None:
+    table = Table("own")
+
+    class Stamped(Entity, table=table):
+        def to_item(self) -> dict[str, Any]:
+            return {**super().to_item(), "stamp": {"S": "base"}}
+
+    class Order(Stamped, pk="O#{oid}", sk="O"):
+        oid: str
+
+    class Note(Entity, table=table, pk="N#{nid}", sk="N"):
+        nid: str
+
+        def to_item(self) -> dict[str, Any]:
+            return {**super().to_item(), "stamp": {"S": "own"}}
+
+    for _ in range(2):  # before and after the encoder is generated
+        assert Order(oid="1").to_item()["stamp"] == {"S": "base"}
+        assert Note(nid="1").to_item()["stamp"] == {"S": "own"}
+    assert Note(nid="1").to_item()["PK"] == {"S": "N#1"}
+
+    class Memo(Note, pk="M#{nid}", sk="M", name="Memo"):
+        def to_item(self) -> dict[str, Any]:
+            return {**super().to_item(), "memo": {"BOOL": True}}
+
+    # super() reaches Note's to_item, then Entity's: Memo's own plan encodes it.
+    assert Memo(nid="1").to_item() == {
+        **Memo.plan()._to_item_reference(Memo(nid="1")),
+        "stamp": {"S": "own"},
+        "memo": {"BOOL": True},
+    }
+
+    class Plain(Entity, table=table, pk="P#{pid}", sk="P"):
+        pid: str
+
+    assert Plain(pid="1").to_item()["_et"] == {"S": "Plain"}  # binds Plain's encoder
+
+    class Tagged(Plain, pk="G#{pid}", sk="G", name="Tagged"):
+        def to_item(self) -> dict[str, Any]:
+            return {**super().to_item(), "tag": {"S": "t"}}
+
+    # super() reaches Plain's method, which must not be Plain's bound encoder any more.
+    item = Tagged(pid="1").to_item()
+    assert item == {**Tagged.plan()._to_item_reference(Tagged(pid="1")), "tag": {"S": "t"}}
+    assert Plain(pid="1").to_item() == Plain.plan()._to_item_reference(Plain(pid="1"))
+
+
 # --------------------------------------------------------------------------------------
 # item encoding and decoding
 

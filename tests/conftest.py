@@ -43,6 +43,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import threading
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -58,6 +59,7 @@ from botocore.exceptions import ClientError
 # botocore's BUILTIN_HANDLERS, which a session copies when it is created. A session made
 # before that import is never mocked and sends its requests to the real AWS endpoint.
 from moto import mock_aws
+from moto.core.responses import BaseResponse
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -208,6 +210,33 @@ def _dynamodb_local_client(dynamodb_endpoint: str | None) -> DynamoDBClient | No
             retries={"mode": "standard", "max_attempts": 3},
         ),
     )
+
+
+def _serialise_moto() -> None:
+    """Make moto handle one request at a time, in-process and behind its server alike.
+
+    moto's backends take no lock: two threads can interleave inside one request (a
+    conditional put checked, another thread's ADD, then the put stored), and a cancelled
+    TransactWriteItems restores a copy of the whole table taken before it, erasing what
+    other threads wrote meanwhile. DynamoDB makes each request atomic; a lock around
+    moto's request handler (every service's, the one place both paths go through) gives
+    the tests that run threads on moto (migrations' parallel scan segments, concurrent
+    writers) that much, and leaves moto's answers as they are.
+    """
+    if getattr(BaseResponse.call_action, "_serialised", False):
+        return
+    handle = BaseResponse.call_action
+    lock = threading.RLock()
+
+    def call_action(self: BaseResponse) -> Any:
+        with lock:
+            return handle(self)
+
+    call_action._serialised = True  # type: ignore[attr-defined]
+    BaseResponse.call_action = call_action  # type: ignore[method-assign]
+
+
+_serialise_moto()
 
 
 @pytest.fixture(scope="session")

@@ -5,11 +5,8 @@ items while the runner rewrites the entity in place (a GSI key template change) 
 it to new keys. Afterwards every counter must equal the number of increments that
 succeeded, every item must exist exactly once, in the new shape.
 
-moto handles each request in Python without a lock, so two threads can interleave
-inside one request (a conditional put checked, then another thread's ADD, then the
-put stored): that is moto's race, not ours, and DynamoDB never does it. On moto the
-connections therefore send one request at a time (`Atomic`); on DynamoDB Local requests
-run truly concurrently.
+On moto the tests' lock (``tests/conftest.py``) makes each request atomic, as DynamoDB
+does; on DynamoDB Local requests run truly concurrently.
 """
 
 from __future__ import annotations
@@ -34,21 +31,6 @@ else:
     DynamoDBClient = Any
 
 SEED = 120
-_MOTO_LOCK = threading.Lock()
-
-
-class Atomic(st.Connection):
-    """One request at a time on moto (see the module docstring); plain on other backends."""
-
-    def __init__(self, client: DynamoDBClient, backend: str) -> None:
-        super().__init__(client)
-        self.serial = backend == "moto"
-
-    def call(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
-        if not self.serial:
-            return super().call(action, params)
-        with _MOTO_LOCK:
-            return super().call(action, params)
 
 
 def counter_model(name: str, *, gsi_pk: str = "G#{group}", sk: str = "C") -> tuple[st.Table, Any]:
@@ -184,17 +166,17 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_concurrent_writers_lose_nothing(
-    dynamodb_client: DynamoDBClient, table_name: str, backend_name: str, case: str
+    dynamodb_client: DynamoDBClient, table_name: str, case: str
 ) -> None:
     new_options, is_new_shape = CASES[case]
-    db = Atomic(dynamodb_client, backend_name)
+    db = st.Connection(dynamodb_client)
     table_a, old = counter_model(table_name)
     db.create_table(table_a)
     seed(db, old)
     snapshot = st.load_snapshot(st.snapshot_json(table_a))
     table_b, new = counter_model(table_name, **new_options)
 
-    with Writers(lambda: Atomic(dynamodb_client, backend_name), old, new) as writers:
+    with Writers(lambda: st.Connection(dynamodb_client), old, new) as writers:
         report = migrate_live(db, table_b, snapshot)
     # Contract check: items that old-model writers put after the scan passed their
     # segment are still in the old shape; a second pass (with nothing writing the old
@@ -214,11 +196,11 @@ class Crash(Exception):
     """Stands for the runner process being killed."""
 
 
-class CrashingConnection(Atomic):
+class CrashingConnection(st.Connection):
     """Dies right after the n-th rewrite write reached DynamoDB (before its checkpoint)."""
 
-    def __init__(self, client: DynamoDBClient, backend: str, crash_after: int) -> None:
-        super().__init__(client, backend)
+    def __init__(self, client: DynamoDBClient, crash_after: int) -> None:
+        super().__init__(client)
         self.writes = 0
         self.crash_after = crash_after
         self.lock = threading.Lock()
@@ -237,12 +219,11 @@ class CrashingConnection(Atomic):
 def test_kill_and_resume_under_writers_loses_and_duplicates_nothing(
     dynamodb_client: DynamoDBClient,
     table_name: str,
-    backend_name: str,
     case: str,
     tmp_path: Path,
 ) -> None:
     new_options, is_new_shape = CASES[case]
-    db = Atomic(dynamodb_client, backend_name)
+    db = st.Connection(dynamodb_client)
     table_a, old = counter_model(table_name)
     db.create_table(table_a)
     seed(db, old)
@@ -250,8 +231,8 @@ def test_kill_and_resume_under_writers_loses_and_duplicates_nothing(
     table_b, new = counter_model(table_name, **new_options)
     checkpoint = tmp_path / "ckpt.json"
 
-    with Writers(lambda: Atomic(dynamodb_client, backend_name), old, new) as writers:
-        crashing = CrashingConnection(dynamodb_client, backend_name, crash_after=SEED // 2)
+    with Writers(lambda: st.Connection(dynamodb_client), old, new) as writers:
+        crashing = CrashingConnection(dynamodb_client, crash_after=SEED // 2)
         with pytest.raises(Crash):
             migrate_live(crashing, table_b, snapshot, checkpoint=checkpoint)
         saved = json.loads(checkpoint.read_text())

@@ -221,11 +221,8 @@ def _run(world: World, op: tuple[str, str, str]) -> None:
         User.delete(user_id=user_id).run(world.db)
 
 
-@pytest.mark.dynamodb_local_only(
-    "moto's TransactWriteItems is not isolated across threads: a cancelled transaction "
-    "restores a deep copy of the whole table taken before it, erasing writes other threads "
-    "made meanwhile (moto/dynamodb/models transact_write_items)"
-)
+# On moto this holds only because the tests make each moto request atomic (a cancelled
+# TransactWriteItems there restores a copy of the whole table: see tests/conftest.py).
 def test_concurrent_writes_never_share_a_value_nor_orphan_a_guard(
     world: World, backend_name: str
 ) -> None:

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urlencode
 
-from playwright.sync_api import Page
+from playwright.sync_api import Locator, Page
 
 from singletable.examples import AuditEvent, File, Folder, Reading, activity, drive
 from tests.browser.conftest import UNKNOWN_ITEM, XSS_IMG, XSS_SCRIPT, Served, column, keys_of
@@ -16,6 +16,16 @@ SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "browser.png
 
 def open_query(page: Page, served: Served, source: str) -> None:
     page.goto(f"{served.url}/query?{urlencode({'source': source})}")
+
+
+def follow(page: Page, target: Locator) -> None:
+    """Click a link or submit button and wait for the page it loads.
+
+    A click returns once the click is dispatched, not when the next page is there: reading
+    the page straight after it could read the old one (seen on a loaded machine).
+    """
+    with page.expect_navigation():
+        target.click()
 
 
 def test_worked_examples_pages_load(page: Page, served: Served) -> None:
@@ -33,7 +43,7 @@ def test_worked_examples_pages_load(page: Page, served: Served) -> None:
         open_query(page, served, source)
         for name, value in fields.items():
             page.fill(f"#query-form [name='{name}']", value)
-        page.click("#run")
+        follow(page, page.locator("#run"))
         assert page.locator("#side-ascending tbody tr.item").count() > 0, source
         assert page.locator("#side-descending tbody tr.item").count() > 0, source
         assert "KeyConditionExpression" in page.locator("#side-ascending pre.params").inner_text()
@@ -46,7 +56,7 @@ def test_ascending_and_descending_columns_equal_the_query_api(page: Page, served
     open_query(page, served, "singletable-demo/AuditEvent@1")
     page.fill("#query-form [name='pk.actor_id']", "u_8814")
     page.fill("#limit", "50")
-    page.click("#run")
+    follow(page, page.locator("#run"))
     query = AuditEvent.query(actor_id="u_8814")
     assert column(page, "ascending") == keys_of(query.all(served.db))
     assert column(page, "descending") == keys_of(query.descending().all(served.db))
@@ -57,7 +67,7 @@ def test_collection_rows_mark_unknown_items_in_key_order(page: Page, served: Ser
     open_query(page, served, "singletable-demo/collection/activity")
     page.fill("#query-form [name='pk.actor_id']", "u_8814")
     page.fill("#limit", "50")
-    page.click("#run")
+    follow(page, page.locator("#run"))
     result = activity.query(actor_id="u_8814").all(served.db)
     expected = sorted([*keys_of(list(result)), UNKNOWN_ITEM["SK"]["S"]])
     assert column(page, "ascending") == expected
@@ -78,7 +88,7 @@ def test_sort_key_conditions_from_the_form(page: Page, served: Served) -> None:
     page.select_option("#op", "between")
     page.fill("#v1", "2026-06-23T08:10:00Z")
     page.fill("#v2", "2026-06-23T08:20:00Z")
-    page.click("#run")
+    follow(page, page.locator("#run"))
     low = datetime(2026, 6, 23, 8, 10, tzinfo=timezone.utc)
     high = datetime(2026, 6, 23, 8, 20, tzinfo=timezone.utc)
     window = Reading.query(device_id="dev-7").between(ts=(low, high)).all(served.db)
@@ -89,7 +99,7 @@ def test_sort_key_conditions_from_the_form(page: Page, served: Served) -> None:
     page.fill("#query-form [name='pk.account']", "acme")
     page.select_option("#op", "begins_with")
     page.fill("#v1", "root/photos/")
-    page.click("#run")
+    follow(page, page.locator("#run"))
     subtree = drive.query(account="acme").begins_with(path="root/photos/").all(served.db)
     # The page shows the stored key: "#" inside a segment is escaped ("%23").
     assert column(page, "ascending") == keys_of(list(subtree))
@@ -102,7 +112,7 @@ def test_sort_key_conditions_from_the_form(page: Page, served: Served) -> None:
     page.fill("#query-form [name='pk.device_id']", "dev-7")
     page.select_option("#op", "gt")
     page.fill("#v1", "not a time")
-    page.click("#run")
+    follow(page, page.locator("#run"))
     assert "Reading.ts" in page.locator("#error").inner_text()
     assert page.locator("#side-ascending").count() == 0
 
@@ -111,7 +121,7 @@ def test_pagination_with_cursors_from_the_form(page: Page, served: Served) -> No
     open_query(page, served, "singletable-demo/AuditEvent@1")
     page.fill("#query-form [name='pk.actor_id']", "u_8814")
     page.fill("#limit", "4")
-    page.click("#run")
+    follow(page, page.locator("#run"))
     ascending: list[str] = []
     descending_first = column(page, "descending")
     for _ in range(10):
@@ -119,7 +129,7 @@ def test_pagination_with_cursors_from_the_form(page: Page, served: Served) -> No
         next_link = page.locator("#side-ascending a.next")
         if next_link.count() == 0:
             break
-        next_link.click()
+        follow(page, next_link)
         # Paging one side leaves the other where it was.
         assert column(page, "descending") == descending_first
     assert ascending == keys_of(AuditEvent.query(actor_id="u_8814").all(served.db))
@@ -132,7 +142,7 @@ def test_pagination_with_cursors_from_the_form(page: Page, served: Served) -> No
 def test_xss_payloads_are_inert(page: Page, served: Served) -> None:
     open_query(page, served, "singletable-demo/AuditEvent@1")
     page.fill("#query-form [name='pk.actor_id']", "mallory")
-    page.click("#run")
+    follow(page, page.locator("#run"))
     text = page.locator("#side-ascending tbody").inner_text()
     assert XSS_SCRIPT in text  # shown literally
     assert XSS_IMG in text
@@ -140,7 +150,7 @@ def test_xss_payloads_are_inert(page: Page, served: Served) -> None:
     assert page.locator("main script").count() == 0
     assert page.evaluate("document.querySelectorAll('[onerror]').length") == 0
     # The item page (values and the escaped JSON of the map field) and the form echo.
-    page.locator("#side-ascending td.entity a").first.click()
+    follow(page, page.locator("#side-ascending td.entity a").first)
     assert (
         XSS_SCRIPT in page.locator("main").inner_text()
         or XSS_IMG in page.locator("main").inner_text()
@@ -150,7 +160,7 @@ def test_xss_payloads_are_inert(page: Page, served: Served) -> None:
     page.fill("#query-form [name='pk.actor_id']", XSS_IMG)
     page.select_option("#op", "gt")
     page.fill("#v1", XSS_SCRIPT)
-    page.click("#run")
+    follow(page, page.locator("#run"))
     assert page.input_value("#v1") == XSS_SCRIPT
     assert page.evaluate("document.querySelectorAll('img, script, [onerror]').length") == 0
     assert not page.dialogs  # type: ignore[attr-defined]
@@ -161,7 +171,7 @@ def test_side_by_side_screenshot_for_the_docs(page: Page, served: Served) -> Non
     open_query(page, served, "singletable-demo/collection/drive")
     page.fill("#query-form [name='pk.account']", "acme")
     page.fill("#limit", "6")
-    page.click("#run")
+    follow(page, page.locator("#run"))
     assert page.locator("#side-ascending tbody tr").count() == 6
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT), full_page=False)

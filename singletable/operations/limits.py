@@ -11,6 +11,7 @@ map keys, cursors.
 
 from __future__ import annotations
 
+import marshal
 import re
 from collections.abc import Iterator, Mapping
 from decimal import Decimal
@@ -19,6 +20,8 @@ from typing import Any
 from singletable.errors import TextEncodeError
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: A surrogate as UTF-8 "surrogatepass" writes it (what marshal does with text).
+_ENCODED_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")
 # Values that hold no text (binary attributes hold bytes, not text).
 _SCALARS = (int, float, bool, bytes, bytearray, memoryview, Decimal, type(None))
 _EXPRESSIONS = (
@@ -34,12 +37,26 @@ def _is_lone(key: Any) -> bool:
     return isinstance(key, str) and _SURROGATE.search(key) is not None
 
 
-def _has_lone_surrogate(value: Any) -> bool:  # noqa: C901 - one inlined loop is the point
-    # Called on every request, so it is written for speed: one loop over an explicit
-    # stack instead of a call per node, each map's text entries (an AttributeValue's
-    # {"S": ...}, a map key) checked inline, exact-class tests, and str.isascii() (constant
-    # time in CPython) so that only non-ASCII text is searched. `_strings` is the plain
-    # reference it must agree with (tested over generated structures).
+def _has_lone_surrogate(value: Any) -> bool:
+    # Every request passes here, so the common case must cost little. marshal (C, from
+    # the stdlib) serialises exact builtin types several times faster than any Python
+    # walk, and writes non-ASCII text as UTF-8 with "surrogatepass": a surrogate becomes
+    # 0xED 0xA0..0xBF, which valid UTF-8 never holds. Those bytes absent, no string holds
+    # a surrogate; present (or a value marshal refuses: str subclasses, Decimals), the
+    # walk decides, since other bytes (binary values, lengths) can match too.
+    try:
+        data = marshal.dumps(value, 4)
+    except ValueError:  # a type marshal does not write
+        return _walk_has_lone_surrogate(value)
+    return _ENCODED_SURROGATE.search(data) is not None and _walk_has_lone_surrogate(value)
+
+
+def _walk_has_lone_surrogate(value: Any) -> bool:  # noqa: C901 - one inlined loop is the point
+    # Written for speed too: one loop over an explicit stack instead of a call per node,
+    # each map's text entries (an AttributeValue's {"S": ...}, a map key) checked inline,
+    # exact-class tests, and str.isascii() (constant time in CPython) so that only
+    # non-ASCII text is searched. `_strings` is the plain reference it must agree with
+    # (tested over generated structures).
     stack = [value]
     pop, push = stack.pop, stack.append
     while stack:

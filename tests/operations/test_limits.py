@@ -269,7 +269,11 @@ class _Text(str):
     """A str subclass: off the exact-class fast path of the request walk."""
 
 
-_SOME_TEXT = hs.text(hs.sampled_from(["a", "é", "\ud800", "\udfff", "\U0001f600", "#"]), max_size=3)
+_SOME_TEXT = hs.text(
+    # Hangul (U+D000..U+D7FF) is UTF-8 0xED 0x80..0x9F: next to a surrogate's 0xED 0xA0..
+    hs.sampled_from(["a", "é", "\ud800", "\udfff", "\U0001f600", "#", "\ud7ff", "한"]),
+    max_size=3,
+)
 _LEAVES = (
     _SOME_TEXT
     | _SOME_TEXT.map(_Text)
@@ -277,6 +281,7 @@ _LEAVES = (
     | hs.booleans()
     | hs.none()
     | hs.binary(max_size=2)
+    | hs.just(b"\xed\xa0\x80")  # a surrogate's UTF-8 bytes, as binary: not text
     | hs.decimals(allow_nan=False, places=2)
 )
 
@@ -296,9 +301,11 @@ _LEAVES = (
         max_leaves=10,
     )
 )
-def test_the_fast_request_walk_agrees_with_the_plain_one(value: Any) -> None:
-    # The walk run on every request is written for speed; the plain generator that names
-    # where a surrogate is must find one exactly when it does.
+def test_the_fast_request_checks_agree_with_the_plain_walk(value: Any) -> None:
+    # The check run on every request (marshal's bytes, then the fast walk) is written for
+    # speed; the plain generator that names where a surrogate is must find one exactly
+    # when it does.
     expected = any(limits._SURROGATE.search(text) for _, text in limits._strings(value, ()))
-    assert limits._has_lone_surrogate({"Item": value}) is expected
-    assert limits._has_lone_surrogate(value) is expected
+    for request in (value, {"Item": value}):
+        assert limits._walk_has_lone_surrogate(request) is expected
+        assert limits._has_lone_surrogate(request) is expected

@@ -91,7 +91,9 @@ def _ident(table: str, key: Item) -> tuple[Any, ...]:
     # A key's attribute values hold hashable text or bytes: (name, type, value) per
     # attribute identifies it (repr() of the sorted key did too, at twice the cost).
     # Sorted: a key echoed back by DynamoDB may list its attributes in another order.
-    return (table, *sorted((a, *av.items()) for a, av in key.items()))
+    parts = [(a, *av.items()) for a, av in key.items()]
+    parts.sort()
+    return (table, *parts)
 
 
 class BatchWrite(Operation[BatchWriteResult]):

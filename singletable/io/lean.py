@@ -10,8 +10,10 @@ service model, so only the places that need converting are visited.
 
 Everything else stays botocore's, taken from the client it is given:
 
-* the credential chain and SigV4 signing (``SigV4Auth`` over the client's refreshable
-  credentials, with the signing region and name the endpoint rules return);
+* the credential chain and SigV4 signing (the client's refreshable credentials, with the
+  signing region and name the endpoint rules return; the signature is ``SigV4Auth``'s,
+  computed directly for the lean path's one request shape by `_DynamoDBSigner`, which
+  caches the derived signing key, and by ``SigV4Auth`` itself for any other shape);
 * endpoint resolution (the client's endpoint ruleset resolver, per call);
 * the HTTP session (botocore's pooled urllib3 session: proxies, TLS, timeouts, pool
   size from the client's config) and its mapping of urllib3 errors to botocore's;

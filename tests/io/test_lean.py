@@ -12,16 +12,20 @@ checks, connection errors and error responses are compared end to end through a
 from __future__ import annotations
 
 import base64
+import datetime
 import json
 import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
+from unittest.mock import patch
 
 import boto3
 import pytest
-from botocore.awsrequest import AWSResponse
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest, AWSResponse
 from botocore.compat import HTTPHeaders
 from botocore.config import Config
+from botocore.credentials import ReadOnlyCredentials
 from botocore.exceptions import ClientError, EndpointConnectionError
 from botocore.model import Shape
 from botocore.serialize import create_serializer
@@ -462,3 +466,94 @@ def test_missing_credentials_raise_what_botocore_raises(monkeypatch: pytest.Monk
         caught.append((type(info.value.__cause__), str(info.value)))
     assert caught[0] == caught[1]
     assert server.requests == []  # nothing was sent unsigned
+
+
+# -- signing ---------------------------------------------------------------------------------
+
+credential_texts = st.text(st.characters(codec="ascii", exclude_categories=["Cc"]), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    body=st.binary(min_size=1, max_size=64),
+    access_key=credential_texts,
+    secret=credential_texts,
+    token=st.none() | st.just("") | credential_texts,
+    region=st.sampled_from(["us-east-1", "eu-west-3", "local"]),
+    service=st.sampled_from(["dynamodb", "dynamodb-fips"]),
+    url=st.sampled_from(
+        [
+            "https://dynamodb.us-east-1.amazonaws.com/",
+            "http://127.0.0.1:8000/",
+            "http://LocalHost:80/",
+            "https://[::1]:8443/",
+            "http://localhost:8000/a/../b/?x=1&a=2",
+        ]
+    ),
+    target=st.sampled_from(["DynamoDB_20120810.Query", " DynamoDB_20120810.Get  Item "]),
+    seconds=st.integers(0, 3 * 10**9),
+)
+def test_fast_signer_signs_as_sigv4auth(
+    body: bytes,
+    access_key: str,
+    secret: str,
+    token: str | None,
+    region: str,
+    service: str,
+    url: str,
+    target: str,
+    seconds: int,
+) -> None:
+    # The lean path's signer for its one request shape, against SigV4Auth + prepare on
+    # the same headers, credentials, clock and URL; one signer across the examples, so
+    # its cached signing keys are exercised across days, regions and secrets too.
+    now = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=seconds)
+    credentials = ReadOnlyCredentials(access_key, secret, token)
+
+    def headers() -> dict[str, str]:
+        return {
+            "X-Amz-Target": target,
+            "Content-Type": "application/x-amz-json-1.0",
+            "User-Agent": "Botocore/x singletable-lean",
+        }
+
+    with patch("botocore.auth.get_current_datetime", return_value=now):
+        reference = AWSRequest(method="POST", url=url, headers=headers(), data=body)
+        SigV4Auth(credentials, service, region).add_auth(reference)
+        # (botocore's stubs do not declare a prepared request's context)
+        expected: Any = reference.prepare()
+        got: Any = FAST_SIGNER.sign(credentials, service, region, url, headers(), body, {})
+    assert (got.method, got.url, got.body, got.stream_output) == (
+        expected.method,
+        expected.url,
+        expected.body,
+        expected.stream_output,
+    )
+    assert got.context == expected.context == {"timestamp": reference.context["timestamp"]}
+    assert list(got.headers.items()) == list(expected.headers.items())
+    assert type(got.headers) is type(expected.headers)
+
+
+FAST_SIGNER = lean._DynamoDBSigner()
+
+
+def test_requests_outside_the_fast_signers_shape_are_signed_by_sigv4auth() -> None:
+    # Endpoint rules that add headers, or a context asking for another payload hash, go
+    # through SigV4Auth: the signed request carries the extra header.
+    transport = LeanTransport(make_client())
+    prepared = transport._signed(
+        ENDPOINT + "/",
+        {"X-Amz-Target": "DynamoDB_20120810.GetItem", "Content-Type": "application/x-amz-json-1.0"},
+        {"X-Extra": "1"},
+        b"{}",
+        {},
+    )
+    assert "x-extra" in prepared.headers["Authorization"]
+    unsigned_payload = transport._signed(
+        "https://example.com/",
+        {"X-Amz-Target": "DynamoDB_20120810.GetItem", "Content-Type": "application/x-amz-json-1.0"},
+        {},
+        b"{}",
+        {"payload_signing_enabled": False},
+    )
+    assert unsigned_payload.headers["X-Amz-Content-SHA256"] == "UNSIGNED-PAYLOAD"

@@ -28,7 +28,7 @@ import itertools
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from singletable.keys.formats import FORMAT_HISTORY, format_version
 
@@ -659,15 +659,54 @@ def _key_transform(
     reasons: list[str] = []
     for new in news:
         for name, params in new.template["fields"].items():
-            for old in olds:
-                before = old.template["fields"].get(name)
-                if before is not None and name in cmp.old.attributes:
-                    why = _narrowing(before, params, f"field {name}")
-                    if why is not None:
-                        reasons.append(why)
+            if name not in cmp.old.attributes:
+                pass
+            elif any(name in old.template["fields"] for old in olds):
+                for old in olds:
+                    before = old.template["fields"].get(name)
+                    if before is not None:
+                        why = _narrowing(before, params, f"field {name}")
+                        if why is not None:
+                            reasons.append(why)
+            else:
+                # A field this key did not hold before (e.g. a new index): its stored
+                # values are those its type allows, unless the table's own key (written
+                # on every item) already narrowed them.
+                domain = _table_key_codec(cmp.old.entity, name) or _attribute_domain(
+                    cmp.old.attributes[name], params
+                )
+                why = None if domain is None else _narrowing(domain, params, f"field {name}")
+                if why is not None:
+                    reasons.append(why)
             if f"attribute {name}" in cmp.transforms:
                 reasons.append(cmp.transforms[f"attribute {name}"])
     return "; ".join(dict.fromkeys(reasons)) or None
+
+
+def _table_key_codec(entity: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    """The key codec of field ``name`` in the entity's table key, if the key holds it."""
+    table_key = entity["keys"].get("<table>", {})
+    for part in ("pk", "sk"):
+        codec = (table_key.get(part) or {}).get("fields", {}).get(name)
+        if codec is not None:
+            return cast("Mapping[str, Any]", codec)
+    return None
+
+
+def _attribute_domain(
+    attribute: Mapping[str, Any], key: Mapping[str, Any]
+) -> Mapping[str, Any] | None:
+    """The values an attribute may hold (any of its type's), as a codec of ``key``'s kind.
+
+    Only for the key codecs that take fewer values than their type: fixed-width ints and
+    datetimes coarser than microseconds. ``None`` for the others.
+    """
+    python, kind = attribute.get("python"), key.get("kind")
+    if python == "int" and kind == "fixed_int":
+        return {**{k: v for k, v in key.items() if k != "width"}, "kind": "int"}
+    if python == "datetime" and kind == "datetime":
+        return {**key, "precision": "us"}
+    return None
 
 
 def _attribute_effects(cmp: _Comparison) -> Iterator[Effect]:

@@ -47,7 +47,7 @@ def model(tmp_path: Path) -> Iterator[Any]:
         module = __import__(name)
     finally:
         sys.path.remove(str(tmp_path))
-    module.path = str(path)
+    module.path = str(path)  # type: ignore[attr-defined]
     yield module
     sys.modules.pop(name, None)
 
@@ -89,7 +89,8 @@ def test_invalid_lines_are_each_listed_and_nothing_is_written(
     with st.embedded(model.table) as db:
         code, out = run("load", model.path, path)
         assert stored_orders(db, model) == 0
-    assert code == ExitCode.BAD_INPUT == 13
+    assert code == ExitCode.BAD_INPUT
+    assert int(ExitCode.BAD_INPUT) == 13
     assert out == ""
     err = capsys.readouterr().err.splitlines()
     assert err == [

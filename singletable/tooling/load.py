@@ -26,7 +26,7 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, NoReturn, TextIO
@@ -129,10 +129,17 @@ class KeySet:
                 )
         return found
 
-    def duplicate(self, claims: list[Claim], position: int) -> SingleTableError | None:
-        """The error for the first key an earlier position took, else ``None``."""
+    def duplicate(
+        self, claims: list[Claim], position: int, pending: Mapping[bytes, int] | None = None
+    ) -> SingleTableError | None:
+        """The error for the first key an earlier position took, else ``None``.
+
+        ``pending``: keys of items not recorded yet (the rest of a batch), checked too.
+        """
         for claim in claims:
             earlier = self.seen.get(claim.digest)
+            if earlier is None and pending is not None:
+                earlier = pending.get(claim.digest)
             if earlier is None or earlier == position:
                 continue
             if claim.constraint is None:
@@ -254,13 +261,14 @@ class _Load:
         taken: list[tuple[int, BaseModel]],
     ) -> None:
         """Refuse a key that an earlier item (in an earlier batch or this one) wrote."""
-        scratch = KeySet(self.name)
-        scratch.seen = dict(self.keys.seen)
+        # The batch's own keys apart: copying every key written so far for each batch
+        # would make a load quadratic.
+        batch: dict[bytes, int] = {}
         for position, claim in claims:
-            error = scratch.duplicate(claim, position)
+            error = self.keys.duplicate(claim, position, batch)
             if error is not None:
                 self.stop(position, error, taken)
-            scratch.add(claim, position)
+            batch.update((c.digest, position) for c in claim)
 
     def unwritten(self, taken: list[tuple[int, BaseModel]]) -> list[tuple[int, BaseModel]]:
         """Everything taken and not written: the batch being filled, and ``taken``."""

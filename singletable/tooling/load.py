@@ -64,7 +64,8 @@ class LoadResult:
     written: int = 0
     #: Items written per entity (its stored name).
     by_entity: dict[str, int] = field(default_factory=dict)
-    #: BatchWriteItem / PutItem / TransactWriteItems calls that wrote them.
+    #: Write calls: one per batch call, one per item put on its own (whose entity has
+    #: unique fields: it also reads the values it replaces first, not counted here).
     calls: int = 0
     #: Batch calls resent for unprocessed items (throttling).
     retries: int = 0
@@ -233,6 +234,7 @@ class _Load:
             for (position, obj), (_, request) in zip(batch, write.requests, strict=True)
         ]
         self.check_duplicates(claims, batch)
+        self.buffer = []  # from here on `stop` is told exactly what was not written
         try:
             result = write.run(self.db)
         except BatchWriteIncompleteError as exc:
@@ -246,7 +248,6 @@ class _Load:
         for position, claim in claims:
             self.keys.add(claim, position)
         self.result.retries += result.retries
-        self.buffer = []
         counts: dict[str, int] = {}
         for _, obj in batch:
             entity = self.plan(obj).name

@@ -362,6 +362,20 @@ def test_throttled_past_the_retries_says_what_was_written() -> None:
     assert error.resume_from == 25
 
 
+def test_a_batch_stored_in_part_lists_only_the_rest_as_unwritten() -> None:
+    def answer(call: Call) -> dict[str, Any]:
+        writes = call.params["RequestItems"]["load-app"]
+        return {"UnprocessedItems": {"load-app": writes[-5:]}}  # the last 5, every time
+
+    with pytest.raises(st.LoadError) as caught:
+        load(Fake(answer), plain(25), out=io.StringIO())
+    error = caught.value
+    assert error.written == 20
+    assert [p for p, _ in error.unwritten] == [20, 21, 22, 23, 24]
+    assert error.resume_from == 20
+    assert str(error).startswith("load stopped at items[20]: batch write: 5 of 25 writes")
+
+
 def test_a_refused_put_of_a_unique_entity_stops_with_the_batch_still_unsent() -> None:
     def answer(call: Call) -> dict[str, Any]:
         if call.action == "transact_write_items":

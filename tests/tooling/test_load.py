@@ -396,6 +396,18 @@ def test_something_that_is_no_entity_is_refused_where_it_is() -> None:
         load(Fake(), [plain(1)[0], "text"], out=io.StringIO())  # type: ignore[list-item]
 
 
+def test_a_value_that_cannot_be_stored_is_found_in_its_batch_before_sending() -> None:
+    fake = Fake()
+    objects = plain(5)
+    objects[3] = objects[3].model_copy(update={"note": "a\ud800"})
+    with pytest.raises(st.LoadError) as caught:
+        load(fake, objects, out=io.StringIO())
+    assert isinstance(caught.value.cause, st.TextEncodeError)
+    assert str(caught.value).startswith("load stopped at items[3]: ")
+    assert [p for p, _ in caught.value.unwritten] == [0, 1, 2, 3, 4]
+    assert fake.calls == []
+
+
 def test_batch_size_is_checked() -> None:
     with pytest.raises(st.RequestLimitError, match="batch_size must be 1 to 25"):
         load(Fake(), [], batch_size=26)
@@ -409,6 +421,16 @@ def test_progress_says_written_of_an_exact_total() -> None:
     assert ", ETA " in first
     assert last.startswith("load: 50 of 50 written (100%), 0 failed; ")
     assert ", took " in last
+
+
+def test_the_bar_on_a_terminal_counts_written_and_failed() -> None:
+    pytest.importorskip("tqdm")
+    out = io.StringIO()
+    load(Fake(), plain(30), out=out, progress_bar=True, label="load f.jsonl")
+    text = out.getvalue()
+    assert "load f.jsonl" in text
+    assert "30/30" in text
+    assert "0 failed" in text
 
 
 def test_a_migrations_progress_keeps_its_wording() -> None:

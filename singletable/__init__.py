@@ -7,7 +7,8 @@ Every operation is a pure value with ``.params()`` before ``.run(db)`` sends it.
 The everyday names are here. The layers are public subpackages too: `singletable.errors`,
 `singletable.expressions`, `singletable.operations` (for people writing executors),
 `singletable.model`, `singletable.keys`, `singletable.attributes`, `singletable.io` and the
-modules of `singletable.tooling` (capacity, schema, snapshot, planner, lint, migrate).
+modules of `singletable.tooling` (capacity, schema, snapshot, planner, lint, migrate,
+load).
 """
 
 __version__ = "0.2.0"
@@ -36,6 +37,7 @@ from singletable.errors import (
     KeyDecodeError,
     KeyEncodeError,
     KeyTooLargeError,
+    LoadError,
     MigrationError,
     ModelDefinitionError,
     NotFoundError,
@@ -122,6 +124,8 @@ __all__ = [
     "KeyTooLargeError",
     "LSI",
     "LintWarning",
+    "LoadError",
+    "LoadResult",
     "MigrationError",
     "MigrationPlan",
     "MigrationReport",
@@ -167,6 +171,7 @@ __all__ = [
     "explain",
     "lint_model",
     "lint_report",
+    "load",
     "load_snapshot",
     "migrate",
     "not_",
@@ -235,6 +240,7 @@ _LAZY: dict[str, str] = {
     "ChangeRecord": "singletable.streams",
     "DispatchReport": "singletable.streams",
     "LintWarning": "singletable.tooling.lint",
+    "LoadResult": "singletable.tooling.load",
     "MigrationPlan": "singletable.tooling.planner",
     "MigrationReport": "singletable.tooling.migrate",
     "StreamRouter": "singletable.streams",
@@ -247,6 +253,7 @@ _LAZY: dict[str, str] = {
     "explain": "singletable.tooling.capacity",
     "lint_model": "singletable.tooling.lint",
     "lint_report": "singletable.tooling.lint",
+    "load": "singletable.tooling.load",
     "load_snapshot": "singletable.tooling.snapshot",
     "migrate": "singletable.tooling.migrate",
     "plan_changes": "singletable.tooling.planner",
@@ -272,6 +279,7 @@ if TYPE_CHECKING:
         explain,
     )
     from singletable.tooling.lint import LintWarning, lint_model, lint_report
+    from singletable.tooling.load import LoadResult, load
     from singletable.tooling.migrate import MigrationReport, migrate
     from singletable.tooling.planner import Change, ChangeClass, MigrationPlan, plan_changes
     from singletable.tooling.schema import cloudformation_resource, cloudformation_template

@@ -248,6 +248,42 @@ class MigrationError(SingleTableError):
     """The migration runner cannot apply a plan (a table migration, a bad checkpoint, ...)."""
 
 
+class LoadError(SingleTableError):
+    """A bulk load (`singletable.load`) stopped before the end, with what it did and did not.
+
+    It stops at the first problem: a value that cannot be stored or a key given twice
+    (found before anything of its batch is sent), or a write that failed. Positions are
+    0-based indexes into the iterable the load was given.
+
+    Attributes:
+        written: How many items were written before it stopped.
+        unwritten: ``(position, object)`` of every item it had taken and did not write (the
+            rest of the batch the problem was found in, or that failed); items after
+            ``next_position`` were never taken from the iterable.
+        resume_from: Every item before this position was written: loading the items from
+            here on finishes the load (puts overwrite, so items written twice are harmless).
+        next_position: The position of the first item not taken from the iterable.
+        cause: The error that stopped the load.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        written: int,
+        unwritten: list[tuple[int, Any]],
+        resume_from: int,
+        next_position: int,
+        cause: SingleTableError,
+    ) -> None:
+        super().__init__(message)
+        self.written = written
+        self.unwritten = unwritten
+        self.resume_from = resume_from
+        self.next_position = next_position
+        self.cause = cause
+
+
 class ConfigurationError(SingleTableError):
     """The client cannot be set up: no region, no credentials, or an unknown ``transport``.
 

@@ -73,6 +73,8 @@ PUBLIC = {
     "MigrationPlan",
     "MigrationReport",
     "migrate",
+    "load",
+    "LoadResult",
     # errors
     "SingleTableError",
     "ModelDefinitionError",
@@ -110,6 +112,7 @@ PUBLIC = {
     "SnapshotError",
     "TextEncodeError",
     "MigrationError",
+    "LoadError",
     "ConfigurationError",
     "EndpointError",
     "__version__",

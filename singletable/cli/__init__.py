@@ -1,4 +1,4 @@
-"""The ``singletable`` command: synth, snapshot, plan, migrate, lint, demo and browse.
+"""The ``singletable`` command: synth, snapshot, plan, migrate, load, lint, demo and browse.
 
 A thin layer over the library: every subcommand loads the model named by a reference
 and calls the same functions a program would.
@@ -9,28 +9,32 @@ A model reference is ``module:attribute`` (``singletable.examples:demo``), a mod
 or a list/tuple of tables.
 
 Exit codes (`singletable.cli.codes.ExitCode`): 0 success (``plan``: nothing unsafe), 1 a
-migration left items it could not rewrite, 2 a usage error; ``plan`` returns 3 (online
-index change), 4 (item rewrite), 5 (breaking for reads) or 6 (table migration) for the
-worst change it finds; 7 a bad snapshot, 8 no AWS region or credentials, 9 an unreachable
-endpoint, 10 a migration refused, 11 an error from DynamoDB, 12 a TTL switch pending.
-Every failure is one line on stderr.
+migration left items it could not rewrite (or a load stopped with items not written), 2 a
+usage error; ``plan`` returns 3 (online index change), 4 (item rewrite), 5 (breaking for
+reads) or 6 (table migration) for the worst change it finds; 7 a bad snapshot, 8 no AWS
+region or credentials, 9 an unreachable endpoint, 10 a migration refused, 11 an error from
+DynamoDB, 12 a TTL switch pending, 13 invalid lines in a load's input file. Every failure
+is one line on stderr (a load's invalid lines: one line each, then the failure).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import os
+import shutil
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from singletable.cli.codes import EXIT_CODES_HELP, ExitCode, code_for
 from singletable.entity import Entity
-from singletable.errors import SingleTableError
+from singletable.errors import ServiceError, SingleTableError
 from singletable.model.table import Table
 
 _MODEL_HELP = (
@@ -180,6 +184,94 @@ def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
     return ExitCode.TTL_PENDING if report.ttl_pending else ExitCode.OK
 
 
+@contextlib.contextmanager
+def _input(path: str) -> Iterator[IO[bytes]]:
+    """The input file, opened to be read twice (stdin, ``-``, is copied to a temporary file)."""
+    if path != "-":
+        try:
+            stream = open(path, "rb")  # noqa: SIM115 - closed by the with below
+        except OSError as exc:
+            raise CLIError(f"cannot read {path}: {exc.strerror}") from None
+        with stream:
+            yield stream
+        return
+    with tempfile.TemporaryFile() as spool:
+        shutil.copyfileobj(sys.stdin.buffer, spool)
+        spool.seek(0)
+        yield spool
+
+
+def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.io.connection import Connection
+    from singletable.tooling.load import JsonLines, LineError, check, load
+
+    tables = load_model(args.model)
+    try:
+        reader = JsonLines(tables, entity=args.entity)
+    except LineError as exc:
+        raise CLIError(f"--entity: {exc}") from None
+    name = "stdin" if args.file == "-" else args.file
+    with _input(args.file) as stream:
+        report = check(reader, stream)
+        if report.error_count:
+            for error in report.errors:
+                print(f"singletable load: line {error.line}: {error}", file=sys.stderr)
+            more = report.error_count - len(report.errors)
+            raise _BadInput(
+                f"{report.error_count:,} of {report.lines - len(report.blank):,} item lines "
+                f"in {name} are invalid"
+                + (f" ({more:,} more not shown)" if more else "")
+                + "; nothing was written"
+            )
+        counts = ", ".join(f"{n:,} {entity}" for entity, n in report.by_entity.items())
+        if args.dry_run or not report.items:
+            verb = "would write" if report.items else "nothing to write:"
+            out.write(f"{name}: {report.lines:,} lines, {len(report.blank):,} blank; ")
+            out.write(
+                f"{verb} {report.items:,} items ({counts})\n" if counts else f"{verb} no items\n"
+            )
+            return ExitCode.OK
+        db = Connection(
+            endpoint_url=args.endpoint_url, region_name=args.region, max_attempts=args.max_attempts
+        )
+        for table in report.tables.values():
+            _require_table(db, table.name)
+        stream.seek(0)
+        result = load(
+            db,
+            reader.objects(stream),
+            total=report.items,
+            out=out,
+            where=lambda position: f"line {report.line_of(position)}",
+            label=f"load {name}",
+        )
+    out.write(
+        f"loaded {result.written:,} items ({counts}) in {result.seconds:.1f}s, "
+        f"{result.rate:,.0f} items/s, {result.calls:,} calls, {result.retries:,} retries\n"
+    )
+    return ExitCode.OK
+
+
+class _BadInput(SingleTableError):
+    """Invalid lines in a load's input: exit code 13."""
+
+
+def _require_table(db: Any, table: str) -> None:
+    # Before the first write: a wrong endpoint, region or table name fails here, with
+    # nothing written, rather than at the first batch.
+    try:
+        db.call("describe_table", {"TableName": table})
+    except ServiceError as exc:
+        if exc.code != "ResourceNotFoundException":
+            raise
+        raise ServiceError(
+            exc.code,
+            f"table {table} does not exist at this endpoint/region; check --endpoint-url/"
+            "--region, or create it (singletable synth)",
+            response=exc.response,
+        ) from None
+
+
 def _function(ref: str) -> Any:
     module_ref, sep, name = ref.rpartition(":")
     if not sep or not module_ref or not name:
@@ -253,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="singletable",
         description="DynamoDB single-table design: table definitions, model snapshots, "
-        "migration plans and the migration runner.",
+        "migration plans, the migration runner and bulk loads.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -348,6 +440,48 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_migrate)
 
     p = sub.add_parser(
+        "load",
+        help="write the entities of a JSON Lines file to their tables",
+        description="Load a JSON Lines file: one JSON object per line holding an entity's "
+        "fields, the entity named by --entity or by the table's entity attribute (_et) in the "
+        "line. First every line is parsed, validated and encoded (keys, sizes, text) and "
+        "keys given twice are found; if any line is invalid, each is listed with its line "
+        "number and nothing is written. Then the items are written in batches of 25 "
+        "(entities with unique fields or a version field one by one, with their guards). "
+        "Blank lines, CR LF line ends and a UTF-8 byte order mark are accepted. Progress: "
+        "a bar on a terminal, plain lines otherwise.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model", help=_MODEL_HELP)
+    p.add_argument("file", help="the JSON Lines file (- for stdin)")
+    p.add_argument(
+        "--entity",
+        metavar="NAME",
+        help="the entity of every line (its stored name; TABLE/NAME@VERSION when ambiguous); "
+        "default: the entity each line names in its entity attribute (_et)",
+    )
+    p.add_argument(
+        "--endpoint-url",
+        "--endpoint",
+        dest="endpoint_url",
+        help="DynamoDB endpoint (DynamoDB Local, LocalStack); default: AWS from the environment",
+    )
+    p.add_argument("--region", help="AWS region (default: from the environment)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="only the validation pass: check every line and count what would be written",
+    )
+    p.add_argument(
+        "--max-attempts",
+        type=_positive_int,
+        default=10,
+        help="attempts per request (throttling, network errors) before giving up (default 10)",
+    )
+    p.set_defaults(func=_cmd_load)
+
+    p = sub.add_parser(
         "lint",
         help="warn about partition keys that can take only a few values (hot partitions)",
         description="Check every partition key template (table and GSIs) for a low number of "
@@ -423,6 +557,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None) -> int
     except CLIError as exc:
         _fail(args.command, exc)
         return ExitCode.USAGE
+    except _BadInput as exc:
+        _fail(args.command, exc)
+        return ExitCode.BAD_INPUT
     except SingleTableError as exc:
         _fail(args.command, exc)
         return code_for(exc)

@@ -12,6 +12,7 @@ import enum
 from singletable.errors import (
     ConfigurationError,
     EndpointError,
+    LoadError,
     MigrationError,
     ServiceError,
     SingleTableError,
@@ -23,7 +24,8 @@ class ExitCode(enum.IntEnum):
     """Exit codes (3 to 6 are `plan`'s change classes, see ``ChangeClass.exit_code``)."""
 
     OK = 0
-    #: migrate: some items could not be rewritten (with --dry-run: would fail).
+    #: migrate: some items could not be rewritten (with --dry-run: would fail); load:
+    #: stopped with items not written.
     ITEMS_FAILED = 1
     #: Bad arguments, a model reference that does not load, a bad model.
     USAGE = 2
@@ -40,6 +42,8 @@ class ExitCode(enum.IntEnum):
     DYNAMODB_ERROR = 11
     #: migrate: a TTL switch waits for DynamoDB's one-change-per-hour limit; re-run later.
     TTL_PENDING = 12
+    #: load: the input file has invalid lines (nothing was written).
+    BAD_INPUT = 13
 
 
 def code_for(exc: SingleTableError) -> ExitCode:
@@ -50,6 +54,8 @@ def code_for(exc: SingleTableError) -> ExitCode:
         return ExitCode.NO_AWS_CONFIGURATION
     if isinstance(exc, EndpointError):
         return ExitCode.ENDPOINT_UNREACHABLE
+    if isinstance(exc, LoadError):
+        return ExitCode.ITEMS_FAILED
     if isinstance(exc, MigrationError):
         return ExitCode.MIGRATION_REFUSED
     if isinstance(exc, ServiceError):
@@ -57,10 +63,11 @@ def code_for(exc: SingleTableError) -> ExitCode:
     return ExitCode.USAGE
 
 
-#: The table printed in ``--help`` of plan and migrate.
+#: The table printed in ``--help`` of plan, migrate and load.
 EXIT_CODES_HELP = """exit codes:
   0  success (plan: nothing unsafe, only safe changes or none)
-  1  migrate: some items could not be rewritten (--dry-run: would fail)
+  1  migrate: some items could not be rewritten (--dry-run: would fail);
+     load: stopped with items not written (the message says which)
   2  usage error (bad arguments or model reference)
   3  plan: online index change (add/remove/rebuild a GSI: UpdateTable, backfill)
   4  plan: item rewrite (stored items no longer match their key templates)
@@ -73,4 +80,5 @@ EXIT_CODES_HELP = """exit codes:
      checkpoint of another migration
  11  DynamoDB refused a request (access denied, table missing, ...)
  12  migrate: TTL switch pending (one TTL change per table per hour): run again later
+ 13  load: invalid lines in the input file (each listed; nothing was written)
 """

@@ -1,7 +1,7 @@
 """Progress of long-running work: a bar on a terminal, flushed plain lines otherwise.
 
-On a TTY the display is a `tqdm` bar (items scanned against the expected total, with
-rewritten / skipped / failed counts, rate and ETA); tqdm is used rather than a home-made
+On a TTY the display is a `tqdm` bar (items done against the expected total, with the
+other counts, rate and ETA); tqdm is used rather than a home-made
 bar because it already handles terminal width, redraw throttling and rate smoothing.
 Without tqdm installed (it is the optional ``progress`` extra), or when the output is not
 a terminal (a pipe, a CI log), the same figures are written as one plain line at most
@@ -23,6 +23,23 @@ try:
     from tqdm import tqdm as _tqdm
 except ImportError:  # pragma: no cover - tqdm is the optional "progress" extra
     _tqdm = None
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a display names its counts.
+
+    Attributes:
+        done: What the main count (`Counts.scanned`, the one the total, rate and ETA are
+            about) counts: ``"scanned"`` for a migration, ``"written"`` for a load.
+        others: The other `Counts` fields shown after it, by their names.
+        approximate: The total is an estimate (DynamoDB's item count, refreshed about
+            every six hours): shown as ``~N``, the percentage capped at 100.
+    """
+
+    done: str = "scanned"
+    others: tuple[str, ...] = ("rewritten", "skipped", "failed")
+    approximate: bool = True
 
 
 @dataclass
@@ -52,6 +69,7 @@ class Progress:
         interval: Minimum seconds between two plain lines (0: a line on every update).
         bar: Force the bar (True) or plain lines (False); default: a bar when ``out`` is a
             terminal and tqdm is installed.
+        wording: How the counts are named (default: a migration's).
     """
 
     def __init__(
@@ -63,8 +81,10 @@ class Progress:
         done: Counts | None = None,
         interval: float = 1.0,
         bar: bool | None = None,
+        wording: Wording | None = None,
     ) -> None:
         self.label = label
+        self.wording = wording or Wording()
         self.total = total
         self.out = out
         self.counts = Counts(**vars(done)) if done is not None else Counts()
@@ -120,27 +140,29 @@ class Progress:
     # -- rendering ---------------------------------------------------------------------
 
     def _postfix(self) -> str:
-        c = self.counts
-        return f"{c.rewritten} rewritten, {c.skipped} skipped, {c.failed} failed"
+        return ", ".join(f"{getattr(self.counts, name)} {name}" for name in self.wording.others)
 
     def rate(self, now: float | None = None) -> float:
-        """Items scanned per second in this run (resumed work excluded)."""
+        """Items done per second in this run (resumed work excluded)."""
         elapsed = (now if now is not None else time.monotonic()) - self._started
         return (self.counts.scanned - self._start_scanned) / elapsed if elapsed > 0 else 0.0
 
     def line(self, now: float | None = None, *, final: bool = False) -> str:
         """The plain progress line for the current counts."""
         now = now if now is not None else time.monotonic()
-        c = self.counts
-        scanned = f"{c.scanned:,}"
+        c, w = self.counts, self.wording
+        done = f"{c.scanned:,}"
         if self.total:
-            # The total is DynamoDB's approximate item count: never show more than 100 %.
-            percent = min(100.0, 100.0 * c.scanned / self.total)
-            scanned = f"{c.scanned:,} of ~{self.total:,} scanned ({percent:.0f}%)"
+            percent = 100.0 * c.scanned / self.total
+            if w.approximate:
+                # DynamoDB's approximate item count: never show more than 100 %.
+                percent = min(100.0, percent)
+            of = f"~{self.total:,}" if w.approximate else f"{self.total:,}"
+            done = f"{c.scanned:,} of {of} {w.done} ({percent:.0f}%)"
         else:
-            scanned += " scanned"
+            done += f" {w.done}"
         rate = self.rate(now)
-        text = f"{self.label}: {scanned}, {self._postfix()}; {rate:,.0f} items/s"
+        text = f"{self.label}: {done}, {self._postfix()}; {rate:,.0f} items/s"
         if final:
             return f"{text}, took {_duration(now - self._started)}"
         if self.total and rate > 0:

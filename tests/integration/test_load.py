@@ -1,0 +1,169 @@
+"""Bulk loads through the public API on a real backend: what a load writes is read back.
+
+A property over generated entity classes (small: every example writes to the backend), and
+the guarantees one at a time: unique guards kept, a version check kept, a throttle that
+outlasts the retries reported with exactly what is stored.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from botocore.exceptions import ClientError
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
+
+import singletable as st
+from tests.integration._executors import connect
+from tests.strategies import (
+    build_simple_entity,
+    simple_entity_specs,
+    simple_entity_table,
+    simple_entity_values,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+else:
+    DynamoDBClient = Any
+
+_partitions = itertools.count()
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(hs.data())
+def test_a_load_writes_exactly_the_given_items(
+    dynamodb_client: DynamoDBClient, table_name: str, data: hs.DataObject
+) -> None:
+    name = f"{table_name}-{next(_partitions)}"
+    table = simple_entity_table(name)
+    specs = [data.draw(simple_entity_specs()) for _ in range(2)]
+    models = [build_simple_entity(spec, table) for spec in specs]
+    db = connect(dynamodb_client)
+    db.create_table(table)
+    try:
+        given_items: dict[str, Any] = {}  # by stored key: a load refuses a key twice
+        for spec, model in zip(specs, models, strict=True):
+            for values in data.draw(hs.lists(simple_entity_values(spec), max_size=30)):
+                obj = model(**values)
+                given_items.setdefault(stored_key(obj), obj)
+        objects = data.draw(hs.permutations(list(given_items.values())))
+        result = st.load(db, objects, out=io.StringIO())
+        assert result.written == len(objects)
+        stored = st.BatchGet((type(o).plan(), key_values(o)) for o in objects).run(db)
+        assert {stored_key(o): o for o in stored} == given_items
+        assert len(db.call("scan", {"TableName": name})["Items"]) == len(objects)
+    finally:
+        db.delete_table(table)
+
+
+def stored_key(obj: Any) -> str:
+    return repr(sorted(obj.key().items()))
+
+
+def key_values(obj: Any) -> dict[str, Any]:
+    return {f: getattr(obj, f) for f in type(obj).plan().primary.fields}
+
+
+def models(name: str) -> tuple[st.Table, Any, Any, Any]:
+    table = st.Table(name)
+
+    class Thing(st.Entity, table=table, pk="B#{box}", sk="T#{n}"):
+        box: str
+        n: int
+        label: str = ""
+
+    class Member(st.Entity, table=table, pk="M#{mid}", sk="M", unique=("email",)):
+        mid: str
+        email: str
+
+    class Counter(st.Entity, table=table, pk="N#{name}", sk="N", version_field="version"):
+        name: str
+        hits: int = 0
+        version: int = 0
+
+    return table, Thing, Member, Counter
+
+
+def test_unique_and_versioned_entities_keep_their_guarantees(
+    dynamodb_client: DynamoDBClient, table_name: str
+) -> None:
+    table, Thing, Member, Counter = models(table_name)
+    db = connect(dynamodb_client)
+    db.create_table(table)
+    objects = [
+        *(Thing(box="b", n=i) for i in range(30)),
+        Member(mid="1", email="a@x"),
+        Member(mid="2", email="b@x"),
+        Counter(name="c"),
+    ]
+    result = st.load(db, objects, out=io.StringIO())
+    assert result.by_entity == {"Thing": 30, "Member": 2, "Counter": 1}
+    assert len(Thing.query(box="b").all(db)) == 30
+    # The guards were written: the unique value is taken.
+    with pytest.raises(st.UniqueConstraintError):
+        Member.create(Member(mid="3", email="a@x")).run(db)
+    assert Counter.get(name="c").run(db).version == 1
+    # A second load of a member with a unique value another member holds stops there.
+    with pytest.raises(st.LoadError) as caught:
+        st.load(db, [Thing(box="c", n=1), Member(mid="9", email="b@x")], out=io.StringIO())
+    error = caught.value
+    assert isinstance(error.cause, st.UniqueConstraintError)
+    assert error.written == 0
+    assert [p for p, _ in error.unwritten] == [0, 1]
+    assert Thing.query(box="c").all(db) == []
+    # An object whose version is behind the stored one is a conflict, not an overwrite.
+    with pytest.raises(st.LoadError) as stale:
+        st.load(db, [Counter(name="c", hits=5)], out=io.StringIO())
+    assert isinstance(stale.value.cause, st.ConditionFailedError)
+    assert Counter.get(name="c").run(db).hits == 0
+
+
+class _ThrottledAfter:
+    """Delegates to a real client; BatchWriteItem calls after the first ``ok`` are throttled."""
+
+    def __init__(self, client: DynamoDBClient, ok: int) -> None:
+        self._client = client
+        self._ok = ok
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def batch_write_item(self, **params: Any) -> Any:
+        if self._ok <= 0:
+            raise ClientError(
+                {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}},
+                "BatchWriteItem",
+            )
+        self._ok -= 1
+        return self._client.batch_write_item(**params)
+
+
+def test_a_load_stopped_by_a_throttle_says_exactly_what_is_stored(
+    dynamodb_client: DynamoDBClient, table_name: str
+) -> None:
+    table, Thing, _, _ = models(table_name)
+    st.Connection(dynamodb_client).create_table(table)
+    things = [Thing(box="b", n=i) for i in range(80)]
+    throttled = st.Connection(_ThrottledAfter(dynamodb_client, ok=2))  # type: ignore[arg-type]
+    with pytest.raises(st.LoadError) as caught:
+        st.load(throttled, iter(things), out=io.StringIO())
+    error = caught.value
+    assert isinstance(error.cause, st.BatchWriteIncompleteError)
+    assert error.cause.code == "ThrottlingException"
+    assert error.written == 50
+    assert error.resume_from == 50
+    assert [obj for _, obj in error.unwritten] == things[50:75]
+    assert error.next_position == 75  # items 75.. were never taken from the iterator
+    db = st.Connection(dynamodb_client)
+    assert Thing.query(box="b").all(db) == things[:50]
+    # Loading from resume_from finishes the load.
+    st.load(db, things[error.resume_from :], out=io.StringIO())
+    assert Thing.query(box="b").all(db) == things

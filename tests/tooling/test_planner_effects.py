@@ -144,3 +144,66 @@ def test_ttl_switch_without_items_that_expire_is_safe_but_still_acted_on() -> No
     result = plan(order_model(ttl_attribute="expires"), order_model(ttl_attribute="ttl"))
     assert result.worst is ChangeClass.SAFE, result.to_text()
     assert result.changes[0].action == {"op": "switch_ttl", "old": "expires", "new": "ttl"}
+
+
+def _counter_model(*, gsi_sk: str | None, width_in_table_key: bool = False) -> st.Table:
+    """A Counter with an unkeyed int ``n`` (fixed width 3 in a key), maybe a GSI on it."""
+    table = st.Table("app", indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+    annotations: dict[str, Any] = {
+        "cid": str,
+        "n": Annotated[int, st.KeyFormat(width=3)],
+        "seen": datetime,
+    }
+    options: dict[str, Any] = {}
+    if gsi_sk is not None:
+        options["indexes"] = {"GSI1": st.IndexKeys(pk="ALL", sk=gsi_sk)}
+    sk = "N#{n}" if width_in_table_key else "C"
+    type(
+        "Counter",
+        (st.Entity,),
+        {"__annotations__": annotations},
+        table=table,
+        pk="C#{cid}",
+        sk=sk,
+        **options,
+    )
+    return table
+
+
+def test_a_new_index_keying_an_int_at_a_fixed_width_needs_a_transform() -> None:
+    # Stored as a plain attribute, n holds any int (-12 among them); the new index's key
+    # stores 3 digits, 0..999: the rewrite cannot write such items mechanically.
+    result = plan(_counter_model(gsi_sk=None), _counter_model(gsi_sk="{n}"))
+    flagged = [c for c in result.changes if c.needs_transform]
+    assert flagged, result.to_text()
+    assert "int -> fixed width 3" in str(flagged[0].needs_transform)
+
+
+def test_a_new_index_keying_a_field_the_table_key_already_fixes_is_mechanical() -> None:
+    # The table key, written on every item, already refused values outside 0..999.
+    before = _counter_model(gsi_sk=None, width_in_table_key=True)
+    result = plan(before, _counter_model(gsi_sk="{n}", width_in_table_key=True))
+    assert result.worst is REWRITE, result.to_text()
+    assert all(c.needs_transform is None for c in result.changes), result.to_text()
+
+
+def test_a_new_index_keying_a_datetime_coarser_than_stored_needs_a_transform() -> None:
+    result = plan(_counter_model(gsi_sk=None), _counter_model(gsi_sk="{seen}"))
+    assert all(c.needs_transform is None for c in result.changes), result.to_text()
+    table = st.Table("app", indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+    class Counter(
+        st.Entity,
+        table=table,
+        pk="C#{cid}",
+        sk="C",
+        indexes={"GSI1": st.IndexKeys(pk="ALL", sk="{seen}")},
+    ):
+        cid: str
+        n: Annotated[int, st.KeyFormat(width=3)]
+        seen: Annotated[datetime, st.KeyFormat(precision="s")]
+
+    coarse = plan(_counter_model(gsi_sk=None), table)
+    flagged = [c for c in coarse.changes if c.needs_transform]
+    assert flagged, coarse.to_text()
+    assert "precision 'us' -> 's'" in str(flagged[0].needs_transform)

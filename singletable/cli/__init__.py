@@ -340,6 +340,23 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _add_connection_options(p: argparse.ArgumentParser) -> None:
+    """The options of the commands that talk to DynamoDB: where, and how persistently."""
+    p.add_argument(
+        "--endpoint-url",
+        "--endpoint",
+        dest="endpoint_url",
+        help="DynamoDB endpoint (DynamoDB Local, LocalStack); default: AWS from the environment",
+    )
+    p.add_argument("--region", help="AWS region (default: from the environment)")
+    p.add_argument(
+        "--max-attempts",
+        type=_positive_int,
+        default=10,
+        help="attempts per request (throttling, network errors) before giving up (default 10)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``singletable`` command."""
     parser = argparse.ArgumentParser(
@@ -401,11 +418,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("model", help=_MODEL_HELP)
     p.add_argument("snapshot", help="the snapshot file the stored data was written with")
-    p.add_argument(
-        "--endpoint-url",
-        help="DynamoDB endpoint (DynamoDB Local, LocalStack); default: AWS from the environment",
-    )
-    p.add_argument("--region", help="AWS region (default: from the environment)")
+    _add_connection_options(p)
     p.add_argument(
         "--dry-run",
         action="store_true",
@@ -431,12 +444,6 @@ def build_parser() -> argparse.ArgumentParser:
         "new model's field values, for rewrites the plan flags as not mechanical (narrowed "
         "precision, a key field's type changed); ENTITY= limits it to one entity; repeatable",
     )
-    p.add_argument(
-        "--max-attempts",
-        type=_positive_int,
-        default=10,
-        help="attempts per request (throttling, network errors) before giving up (default 10)",
-    )
     p.set_defaults(func=_cmd_migrate)
 
     p = sub.add_parser(
@@ -461,23 +468,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the entity of every line (its stored name; TABLE/NAME@VERSION when ambiguous); "
         "default: the entity each line names in its entity attribute (_et)",
     )
-    p.add_argument(
-        "--endpoint-url",
-        "--endpoint",
-        dest="endpoint_url",
-        help="DynamoDB endpoint (DynamoDB Local, LocalStack); default: AWS from the environment",
-    )
-    p.add_argument("--region", help="AWS region (default: from the environment)")
+    _add_connection_options(p)
     p.add_argument(
         "--dry-run",
         action="store_true",
         help="only the validation pass: check every line and count what would be written",
-    )
-    p.add_argument(
-        "--max-attempts",
-        type=_positive_int,
-        default=10,
-        help="attempts per request (throttling, network errors) before giving up (default 10)",
     )
     p.set_defaults(func=_cmd_load)
 

@@ -366,6 +366,11 @@ class _EncoderBuilder:
             self.w.static += _utf8_len(table.ttl_attribute) + _MAX_NUMBER_SIZE
         for a, value in tail:
             s(f"item[{a!r}] = {value}")
+        for field_plan in plan.fields.values():
+            if field_plan.stores_none:  # None as NULL: left out, it would read as the default
+                s(f"if v[{field_plan.name!r}] is None:")
+                s(f"    item[{field_plan.attribute!r}] = {{'NULL': True}}")
+                self.w.static += _utf8_len(field_plan.attribute) + 1
         check = ns.ref(self.check_size, "check_item_size")
         label = ns.ref(plan.label, "label")
         s(f"if {s.static} + exact + 4 * n > {self.size_limit}:")

@@ -319,6 +319,8 @@ class _Compiler:
             if field_name in primary.fields and codec.params().get("type") == "N":
                 encode = _kept_in_the_key(encode)
                 codec = _with_item_encoder(codec, encode)
+            # Any admits None, which is stored by omission like an Optional's.
+            nullable = _is_optional(info.annotation)[0] or info.annotation is Any
             fields[field_name] = FieldPlan(
                 name=field_name,
                 attribute=field_name,
@@ -326,8 +328,13 @@ class _Compiler:
                 required=info.is_required(),
                 codec=codec,
                 is_set=_is_set(info.annotation),
-                # Any admits None, which is stored by omission like an Optional's.
-                nullable=_is_optional(info.annotation)[0] or info.annotation is Any,
+                nullable=nullable,
+                # Left out, it would read back as the default (a factory's included; an
+                # Optional set reads absence as None: DynamoDB stores no empty set).
+                stores_none=nullable
+                and not info.is_required()
+                and not _is_set(info.annotation)
+                and (info.default_factory is not None or info.default is not None),
             )
             encoders.append((field_name, field_name, encode))
         return fields, encoders

@@ -51,8 +51,9 @@ class FieldRefs(Generic[_M]):
             _null_aware(plan.codec),
             element_to_av=elements,
             label=f"{self._plan.name}.{name}",
-            # A top-level None is stored by omitting the attribute.
-            none_is_missing=True,
+            # A top-level None is stored by omitting the attribute, or as NULL where an
+            # absent attribute reads as a non-None default.
+            none_is_missing=not plan.stores_none,
         )
 
 

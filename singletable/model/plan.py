@@ -51,6 +51,9 @@ class FieldPlan:
     codec: AttributeCodec
     is_set: bool
     nullable: bool = False
+    #: ``None`` is stored as ``NULL``, not by leaving the attribute out: the field's
+    #: default is not ``None``, so an absent attribute reads back as that default.
+    stores_none: bool = False
 
 
 @dataclass(frozen=True)
@@ -180,6 +183,9 @@ class EntityPlan:
                 item[self.table.ttl_attribute] = {"N": str(epoch_seconds(ttl))}
         item[self.table.entity_attribute] = {"S": self.name}
         item[self.table.version_attribute] = {"N": str(self.version)}
+        for field_plan in self.fields.values():
+            if field_plan.stores_none and values[field_plan.name] is None:
+                item[field_plan.attribute] = {"NULL": True}
         check_item_size(item, where=self.label)
         return item
 

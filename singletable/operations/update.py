@@ -124,13 +124,13 @@ class Update(Builder, Operation[E]):
 
     @chain
     def set(self, **values: Any) -> Update[E]:
-        """Set fields to values (``None`` removes the attribute).
+        """Set fields to values (``None`` is stored as a put stores it).
 
         Each value is validated as the model's field would validate it (type, coercion,
         constraints), so an update stores what a put would.
         """
         for name, value in values.items():
-            ref = self._ref(name)
+            ref = self._ref(name)  # refuses unknown, key and bookkeeping names first
             field = self.plan.fields[name]
             if value is not None:
                 value = self.plan.validate_field(name, value)
@@ -139,21 +139,29 @@ class Update(Builder, Operation[E]):
                     f"{self.plan.label}: field {name!r} is required; removing it (None) "
                     "would make the item undecodable"
                 )
-            self._sets[name] = value
-            self._actions.append(ref.remove() if value is None else ref.set(value))
+            # None is stored as a put stores it: by leaving the attribute out, or as NULL
+            # where an absent attribute would read back as the field's non-None default.
+            self._assign(ref, name, value, remove=value is None and not field.stores_none)
         return self
+
+    def _assign(self, ref: FieldRef[Any], name: str, value: Any, *, remove: bool) -> None:
+        self._sets[name] = value
+        self._actions.append(ref.remove() if remove else ref.set(value))
 
     @chain
     def remove(self, *names: str) -> Update[E]:
         """Remove attributes (the fields must be optional or have defaults)."""
+        refs = []
         for name in names:
-            self._ref(name)
+            refs.append(self._ref(name))
             if self.plan.fields[name].required:
                 raise ExpressionError(
                     f"{self.plan.label}: field {name!r} is required; removing it would make "
                     "the item undecodable"
                 )
-        return self.set(**dict.fromkeys(names))
+        for ref, name in zip(refs, names, strict=True):  # the item reads the default
+            self._assign(ref, name, None, remove=True)
+        return self
 
     @chain
     def add(self, **values: Any) -> Update[E]:

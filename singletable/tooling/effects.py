@@ -129,6 +129,27 @@ def _absent_value(attr: Mapping[str, Any] | None) -> _Symbol:
     return _Const(default.get("stored"))
 
 
+def _stores_none(attr: Mapping[str, Any]) -> bool:
+    """Whether the model writes a ``None`` of this field as NULL (see `FieldPlan`).
+
+    An optional field whose default is another value (a factory's included; not a set,
+    whose absence reads as None): left out, the attribute would read back as the default.
+    """
+    default = attr.get("default")
+    return (
+        bool(attr.get("nullable"))
+        and default is not None
+        and attr.get("type")
+        not in (
+            "SS",
+            "NS",
+            "BS",
+            "set",
+            "frozenset",
+        )
+    )
+
+
 def _may_be_absent(attr: Mapping[str, Any] | None) -> bool:
     """Whether an item written by a model can lack the field's attribute (None, empty set)."""
     if attr is None:
@@ -723,6 +744,14 @@ def _attribute_effects(cmp: _Comparison) -> Iterator[Effect]:
                 rewrite=False,
             )
             continue
+        if before is not None and _stores_none(before) and not after.get("nullable"):
+            yield Effect(
+                subject,
+                "no longer optional: items that store None (as NULL, the field's default "
+                "being another value) do not validate",
+                unreadable=True,
+                needs_transform=f"field {name}: stored None values have no value in the new model",
+            )
         if before is not None:
             b, a = _codec(before), _codec(after)
             if _numbers_convert(before, after) and b != a:

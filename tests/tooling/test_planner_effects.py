@@ -207,3 +207,31 @@ def test_a_new_index_keying_a_datetime_coarser_than_stored_needs_a_transform() -
     flagged = [c for c in coarse.changes if c.needs_transform]
     assert flagged, coarse.to_text()
     assert "precision 'us' -> 's'" in str(flagged[0].needs_transform)
+
+
+def _defaulted_model(annotation: Any, default: Any) -> st.Table:
+    table = st.Table("app")
+    type(
+        "Doc",
+        (st.Entity,),
+        {"__annotations__": {"doc_id": str, "state": annotation}, "state": default},
+        table=table,
+        pk="D#{doc_id}",
+        sk="D",
+    )
+    return table
+
+
+def test_an_optional_field_with_a_default_made_required_breaks_items_storing_none() -> None:
+    # `state: str | None = "new"` stores a None as NULL (left out, it would read "new"):
+    # under `state: str = "new"` those items do not validate.
+    result = plan(_defaulted_model(str | None, "new"), _defaulted_model(str, "new"))
+    assert result.worst is ChangeClass.BREAKING_READS, result.to_text()
+    assert any(c.needs_transform for c in result.changes), result.to_text()
+
+
+def test_an_optional_field_defaulting_to_none_made_required_with_a_default_is_mechanical() -> None:
+    # With default None, a None is stored by leaving the attribute out: it reads "new".
+    result = plan(_defaulted_model(str | None, None), _defaulted_model(str, "new"))
+    assert result.worst is not ChangeClass.BREAKING_READS, result.to_text()
+    assert not any(c.needs_transform for c in result.changes), result.to_text()

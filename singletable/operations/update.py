@@ -159,8 +159,11 @@ class Update(Builder, Operation[E]):
                     f"{self.plan.label}: field {name!r} is required; removing it would make "
                     "the item undecodable"
                 )
-        for ref, name in zip(refs, names, strict=True):  # the item reads the default
-            self._assign(ref, name, None, remove=True)
+        for ref, name in zip(refs, names, strict=True):
+            # The item then reads the field's default: index keys, the TTL and unique
+            # guards follow that value, as they would after a put of the item as read.
+            default = self.plan.model.model_fields[name].get_default(call_default_factory=True)
+            self._assign(ref, name, default, remove=True)
         return self
 
     @chain
@@ -490,7 +493,7 @@ class Update(Builder, Operation[E]):
         return {name for name, f in self.plan.fields.items() if f.attribute in paths}
 
     def set_values(self) -> dict[str, Any]:
-        """The fields given to `set` (and `remove`, as ``None``), validated."""
+        """The fields given to `set`, validated, and to `remove`, as their defaults."""
         return dict(self._sets)
 
     def known_values(self) -> dict[str, Any]:

@@ -40,8 +40,8 @@ from singletable.errors import RequestLimitError, SingleTableError
 from singletable.model.plan import EntityPlan, plan_of
 from singletable.model.table import Table
 from singletable.model.unique import is_guard_item
-from singletable.operations.scan import Scan
 from singletable.operations.protocol import Executor
+from singletable.operations.scan import Scan
 from singletable.operations.stream import StreamExecutor
 from singletable.operations.tables import DescribeTable
 from singletable.tooling.load import MAX_ERRORS, JsonLines, LineError

@@ -10,11 +10,12 @@ or a list/tuple of tables.
 
 Exit codes (`singletable.cli.codes.ExitCode`): 0 success (``plan``: nothing unsafe), 1 a
 migration left items it could not rewrite (or a load stopped with items not written, or an
-export skipped items), 2 a usage error; ``plan`` returns 3 (online index change), 4 (item rewrite), 5 (breaking for
-reads) or 6 (table migration) for the worst change it finds; 7 a bad snapshot, 8 no AWS
-region or credentials, 9 an unreachable endpoint, 10 a migration refused, 11 an error from
-DynamoDB, 12 a TTL switch pending, 13 invalid lines in a load's input file. Every failure
-is one line on stderr (a load's invalid lines: one line each, then the failure).
+export skipped items), 2 a usage error; ``plan`` returns 3 (online index change), 4 (item
+rewrite), 5 (breaking for reads) or 6 (table migration) for the worst change it finds; 7 a
+bad snapshot, 8 no AWS region or credentials, 9 an unreachable endpoint, 10 a migration
+refused, 11 an error from DynamoDB, 12 a TTL switch pending, 13 invalid lines in a load's
+input file. Every failure is one line on stderr (a load's invalid lines, an export's
+skipped items: one line each, then the failure).
 """
 
 from __future__ import annotations
@@ -306,6 +307,7 @@ def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             target,
             lines,
             rejects=rejected,
+            model=tables,
             segments=args.segments,
             label=f"export {args.entity or args.model}",
         )

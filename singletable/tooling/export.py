@@ -5,7 +5,8 @@ by alias: Decimals as strings, so no digit is lost; datetimes, UUIDs, enums, set
 nested models as pydantic reads them back) and the table's entity attribute (``_et``)
 naming the entity the way `JsonLines` resolves it (qualified as ``TABLE/NAME@VERSION``
 only when the exported model makes the bare name ambiguous). JSON escapes every control
-character, so a text holding newlines stays on its line.
+character, and the export also escapes U+0085, U+2028 and U+2029 (line ends to
+``str.splitlines``), so a text holding line breaks stays on its line for any reader.
 
 Every line is read back before it is written, with the same `JsonLines` parser a load
 uses, and compared with the item: a line that would not load back equal (bytes that are
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import sys
 import threading
 import time
@@ -102,7 +104,7 @@ class _Scope:
     """One table to scan, and the entities to keep (``None``: every entity of the table)."""
 
     table: Table
-    plans: frozenset[EntityPlan] | None
+    plans: tuple[EntityPlan, ...] | None
 
 
 class _Skip(Exception):
@@ -117,7 +119,7 @@ def _scopes(target: Target | Sequence[Target]) -> list[_Scope]:
     """One scope per table: each table is scanned once, whatever the target names in it."""
     targets = list(target) if isinstance(target, Sequence) else [target]
     tables: dict[str, Table] = {}
-    kept: dict[str, set[EntityPlan] | None] = {}
+    kept: dict[str, list[EntityPlan] | None] = {}
     for one in targets:
         if isinstance(one, Table):
             tables[one.name] = one
@@ -125,13 +127,13 @@ def _scopes(target: Target | Sequence[Target]) -> list[_Scope]:
         elif isinstance(one, type) and issubclass(one, BaseModel):
             plan = plan_of(one)
             tables[plan.table.name] = plan.table
-            plans = kept.setdefault(plan.table.name, set())
-            if plans is not None:
-                plans.add(plan)
+            plans = kept.setdefault(plan.table.name, [])
+            if plans is not None and plan not in plans:
+                plans.append(plan)
         else:
             raise TypeError(f"export takes entity classes and tables, not {one!r}")
     return [
-        _Scope(table, None if kept[name] is None else frozenset(kept[name] or ()))
+        _Scope(table, None if kept[name] is None else tuple(kept[name] or ()))
         for name, table in tables.items()
     ]
 
@@ -158,6 +160,16 @@ def _dynamodb_json(value: Any) -> Any:
     return value
 
 
+# JSON escapes the control characters but not these, which str.splitlines() (and other
+# readers) take for line ends; outside strings JSON has none of them, so escaping them is
+# always equivalent and keeps one object per line for every reader.
+_LINE_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
 def _differing(a: BaseModel, b: BaseModel) -> list[str]:
     return [name for name in type(a).model_fields if getattr(a, name) != getattr(b, name)]
 
@@ -168,6 +180,7 @@ class _Export:
     def __init__(
         self,
         scopes: list[_Scope],
+        model: Sequence[Table],
         out: TextIO,
         rejects: TextIO | None,
         progress: Progress,
@@ -175,7 +188,7 @@ class _Export:
         self.out = out
         self.rejects = rejects
         self.progress = progress
-        tables = list({id(s.table): s.table for s in scopes}.values())
+        tables = list({t.name: t for t in [*model, *(s.table for s in scopes)]}.values())
         self.reader = JsonLines(tables)
         self.attribute = {t.name: t.entity_attribute for t in tables}
         # The JSON text each line starts with: '{"_et":"Order",' (the fields follow).
@@ -240,6 +253,7 @@ class _Export:
             raise _Skip("not JSON", f"{plan.label}: {exc}") from None
         prefix = self.prefixes[id(plan)]
         line = prefix + body[1:] if body != "{}" else prefix[:-1] + "}"
+        line = _LINE_BREAKS.sub(_escaped, line)
         try:
             again = self.reader.parse(line)
         except LineError as exc:
@@ -301,6 +315,7 @@ def export(
     out: TextIO,
     *,
     rejects: TextIO | None = None,
+    model: Sequence[Table] = (),
     segments: int = 1,
     progress_out: TextIO | None = None,
     progress_bar: bool | None = None,
@@ -316,6 +331,9 @@ def export(
         out: Where the lines go (a text stream; UTF-8 when it is a file).
         rejects: Where skipped items go, one JSON object each: ``table``, ``reason`` and
             the ``item`` as stored (DynamoDB JSON, bytes in base64); default: only counted.
+        model: The tables the lines will be loaded with, when more than the target's: an
+            entity name that is ambiguous among them is written qualified
+            (``TABLE/NAME``, ``NAME@VERSION``), as `load` needs it.
         segments: Parallel scan segments (threads) per table.
         progress_out: Where progress goes (default: stderr).
         progress_bar: Force (True) or suppress (False) the progress bar; default: a bar
@@ -347,7 +365,7 @@ def export(
         bar=progress_bar,
         wording=EXPORT_WORDING,
     )
-    run = _Export(scopes, out, rejects, progress)
+    run = _Export(scopes, model, out, rejects, progress)
     work = [
         (scope, scan) for scope in scopes for scan in _segments(_StoredItems(scope.table), segments)
     ]

@@ -170,6 +170,11 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+def _one_line(json_text: str) -> str:
+    """``json_text`` with the line ends JSON leaves raw escaped."""
+    return _LINE_BREAKS.sub(_escaped, json_text)
+
+
 def _differing(a: BaseModel, b: BaseModel) -> list[str]:
     return [name for name in type(a).model_fields if getattr(a, name) != getattr(b, name)]
 
@@ -253,7 +258,7 @@ class _Export:
             raise _Skip("not JSON", f"{plan.label}: {exc}") from None
         prefix = self.prefixes[id(plan)]
         line = prefix + body[1:] if body != "{}" else prefix[:-1] + "}"
-        line = _LINE_BREAKS.sub(_escaped, line)
+        line = _one_line(line)
         try:
             again = self.reader.parse(line)
         except LineError as exc:
@@ -294,7 +299,7 @@ class _Export:
                 result.skipped_examples.append(detail)
             if self.rejects is not None:
                 record = {"table": table.name, "reason": str(skip), "item": _dynamodb_json(item)}
-                self.rejects.write(json.dumps(record, ensure_ascii=False) + "\n")
+                self.rejects.write(_one_line(json.dumps(record, ensure_ascii=False)) + "\n")
 
     def run(self, db: ScanExecutor, scope: _Scope, scan: Scan[Item]) -> None:
         for item in scan.iter(db):

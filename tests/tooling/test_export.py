@@ -179,7 +179,12 @@ def test_unknown_and_stranded_items_are_counted_and_kept_as_stored(db: st.Connec
     st.load(db, [ORDERS[1]], out=io.StringIO())
     stranded = {"PK": {"S": "C#c9"}, "SK": {"S": "O#1"}, "_et": {"S": "Order"}, "_ev": {"N": "1"}}
     db.call("put_item", {"TableName": app.name, "Item": {**stranded, "cid": {"S": "c9"}}})
-    foreign = {"PK": {"S": "X"}, "SK": {"S": "Y"}, "blob": {"B": b"\xff\x00"}}
+    foreign = {
+        "PK": {"S": "X"},
+        "SK": {"S": "Y"},
+        "blob": {"B": b"\xff\x00"},
+        "text": {"S": "a\x85b\u2028c\nd"},  # line ends to str.splitlines()
+    }
     db.call("put_item", {"TableName": app.name, "Item": foreign})
     later = {"PK": {"S": "Z"}, "SK": {"S": "Z"}, "_et": {"S": "Order"}, "_ev": {"N": "2"}}
     db.call("put_item", {"TableName": app.name, "Item": later})
@@ -194,6 +199,7 @@ def test_unknown_and_stranded_items_are_counted_and_kept_as_stored(db: st.Connec
     kept = {r["item"]["PK"]["S"]: r for r in records}
     assert set(kept) == {"C#c9", "X", "Z"}
     assert kept["X"]["item"]["blob"] == {"B": "/wA="}  # base64, as DynamoDB exports bytes
+    assert kept["X"]["item"]["text"] == {"S": "a\x85b\u2028c\nd"}
     assert "version 2" in kept["Z"]["reason"]
     # An entity export skips the same entity's items at another version, counted.
     result, _ = run_export(db, Order)

@@ -38,7 +38,7 @@ from typing import Any, Protocol, TextIO
 
 from pydantic import BaseModel
 
-from singletable.errors import RequestLimitError, SingleTableError
+from singletable.errors import EntityTypeError, RequestLimitError, SingleTableError
 from singletable.model.plan import EntityPlan, plan_of
 from singletable.model.table import Table
 from singletable.model.unique import is_guard_item
@@ -131,7 +131,7 @@ def _scopes(target: Target | Sequence[Target]) -> list[_Scope]:
             if plans is not None and plan not in plans:
                 plans.append(plan)
         else:
-            raise TypeError(f"export takes entity classes and tables, not {one!r}")
+            raise EntityTypeError(f"export takes entity classes and tables, not {one!r}")
     return [
         _Scope(table, None if kept[name] is None else tuple(kept[name] or ()))
         for name, table in tables.items()
@@ -353,6 +353,7 @@ def export(
         ServiceError: A table does not exist (before anything is written), or a scan
             request failed (the lines written so far stay written).
         RequestLimitError: ``segments`` is not 1 to 1,000,000.
+        EntityTypeError: ``target`` holds something other than entity classes and tables.
     """
     if not 1 <= segments <= 1_000_000:
         raise RequestLimitError(

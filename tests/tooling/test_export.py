@@ -266,5 +266,5 @@ def test_a_missing_table_fails_before_anything_is_written() -> None:
 def test_segments_out_of_range_are_refused(db: st.Connection) -> None:
     with pytest.raises(st.RequestLimitError, match="segments must be 1 to 1,000,000"):
         export(db, app, io.StringIO(), segments=0)
-    with pytest.raises(TypeError, match="entity classes and tables"):
+    with pytest.raises(st.EntityTypeError, match="entity classes and tables"):
         export(db, [object()], io.StringIO())  # type: ignore[list-item]

@@ -320,7 +320,8 @@ def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
     if not result.skipped:
         return ExitCode.OK
     for example in result.skipped_examples:
-        print(f"singletable export: skipped {example}", file=sys.stderr)
+        # One line each, like every failure (a pydantic message spans lines).
+        print(f"singletable export: skipped {' '.join(example.split())}", file=sys.stderr)
     reasons = ", ".join(f"{n:,} {why}" for why, n in result.skipped_by_reason.items())
     where = f"written to {args.rejects}" if args.rejects else "give --rejects FILE to keep them"
     _fail("export", CLIError(f"{result.skipped:,} items not exported ({reasons}); {where}"))

@@ -110,6 +110,7 @@ __all__ = [
     "EntityQuery",
     "EntityTypeError",
     "EstimateError",
+    "ExportResult",
     "ExpressionError",
     "FieldRef",
     "GSI",
@@ -169,6 +170,7 @@ __all__ = [
     "embedded",
     "estimate_capacity",
     "explain",
+    "export",
     "lint_model",
     "lint_report",
     "load",
@@ -239,6 +241,7 @@ _LAZY: dict[str, str] = {
     "ChangeClass": "singletable.tooling.planner",
     "ChangeRecord": "singletable.streams",
     "DispatchReport": "singletable.streams",
+    "ExportResult": "singletable.tooling.export",
     "LintWarning": "singletable.tooling.lint",
     "LoadResult": "singletable.tooling.load",
     "MigrationPlan": "singletable.tooling.planner",
@@ -251,6 +254,7 @@ _LAZY: dict[str, str] = {
     "decode_records": "singletable.streams",
     "estimate_capacity": "singletable.tooling.capacity",
     "explain": "singletable.tooling.capacity",
+    "export": "singletable.tooling.export",
     "lint_model": "singletable.tooling.lint",
     "lint_report": "singletable.tooling.lint",
     "load": "singletable.tooling.load",
@@ -278,6 +282,7 @@ if TYPE_CHECKING:
         estimate_capacity,
         explain,
     )
+    from singletable.tooling.export import ExportResult, export
     from singletable.tooling.lint import LintWarning, lint_model, lint_report
     from singletable.tooling.load import LoadResult, load
     from singletable.tooling.migrate import MigrationReport, migrate

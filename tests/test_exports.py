@@ -75,6 +75,8 @@ PUBLIC = {
     "migrate",
     "load",
     "LoadResult",
+    "export",
+    "ExportResult",
     # errors
     "SingleTableError",
     "ModelDefinitionError",

@@ -1,4 +1,4 @@
-"""The ``singletable`` command: synth, snapshot, plan, migrate, load, lint, demo and browse.
+"""The ``singletable`` command: synth, snapshot, plan, migrate, load, export, lint, demo, browse.
 
 A thin layer over the library: every subcommand loads the model named by a reference
 and calls the same functions a program would.
@@ -9,12 +9,13 @@ A model reference is ``module:attribute`` (``singletable.examples:demo``), a mod
 or a list/tuple of tables.
 
 Exit codes (`singletable.cli.codes.ExitCode`): 0 success (``plan``: nothing unsafe), 1 a
-migration left items it could not rewrite (or a load stopped with items not written), 2 a
-usage error; ``plan`` returns 3 (online index change), 4 (item rewrite), 5 (breaking for
-reads) or 6 (table migration) for the worst change it finds; 7 a bad snapshot, 8 no AWS
-region or credentials, 9 an unreachable endpoint, 10 a migration refused, 11 an error from
-DynamoDB, 12 a TTL switch pending, 13 invalid lines in a load's input file. Every failure
-is one line on stderr (a load's invalid lines: one line each, then the failure).
+migration left items it could not rewrite (or a load stopped with items not written, or an
+export skipped items), 2 a usage error; ``plan`` returns 3 (online index change), 4 (item
+rewrite), 5 (breaking for reads) or 6 (table migration) for the worst change it finds; 7 a
+bad snapshot, 8 no AWS region or credentials, 9 an unreachable endpoint, 10 a migration
+refused, 11 an error from DynamoDB, 12 a TTL switch pending, 13 invalid lines in a load's
+input file. Every failure is one line on stderr (a load's invalid lines, an export's
+skipped items: one line each, then the failure).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import contextlib
 import importlib
 import importlib.util
+import io
 import os
 import shutil
 import sys
@@ -252,6 +254,80 @@ def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
     return ExitCode.OK
 
 
+@contextlib.contextmanager
+def _output(path: str | None, out: TextIO) -> Iterator[TextIO]:
+    """Where an export's lines go: FILE (in place only once complete), else ``out``, as UTF-8."""
+    if path is None:
+        buffer = getattr(out, "buffer", None)
+        if buffer is None:  # a text stream without bytes beneath (tests, a StringIO)
+            yield out
+            return
+        # The locale's encoding may not hold every character: the lines are UTF-8.
+        stream = io.TextIOWrapper(buffer, encoding="utf-8", newline="\n")
+        try:
+            yield stream
+        finally:
+            stream.flush()
+            stream.detach()
+        return
+    target = Path(path)
+    try:
+        fd, partial = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".partial")
+    except OSError as exc:
+        raise CLIError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with open(fd, "w", encoding="utf-8", newline="\n") as stream:
+            yield stream
+        # A file that stopped half-way must not look like a complete export.
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+
+
+def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.io.connection import Connection
+    from singletable.tooling.export import Target, export
+    from singletable.tooling.load import JsonLines
+
+    tables = load_model(args.model)
+    target: list[Target] = list(tables)
+    if args.entity is not None:
+        found = JsonLines(tables).resolve(args.entity)
+        if isinstance(found, str):
+            raise CLIError(f"--entity: {found}")
+        target = [found.model]
+    db = Connection(
+        endpoint_url=args.endpoint_url, region_name=args.region, max_attempts=args.max_attempts
+    )
+    rejects = _output(args.rejects, out) if args.rejects else contextlib.nullcontext(None)
+    with _output(args.output, out) as lines, rejects as rejected:
+        result = export(
+            db,
+            target,
+            lines,
+            rejects=rejected,
+            model=tables,
+            segments=args.segments,
+            label=f"export {args.entity or args.model}",
+        )
+    counts = ", ".join(f"{n:,} {entity}" for entity, n in result.by_entity.items()) or "none"
+    print(
+        f"exported {result.written:,} items ({counts}) of {result.scanned:,} scanned in "
+        f"{result.seconds:.1f}s, {result.rate:,.0f} items/s",
+        file=sys.stderr,
+    )
+    if not result.skipped:
+        return ExitCode.OK
+    for example in result.skipped_examples:
+        # One line each, like every failure (a pydantic message spans lines).
+        print(f"singletable export: skipped {' '.join(example.split())}", file=sys.stderr)
+    reasons = ", ".join(f"{n:,} {why}" for why, n in result.skipped_by_reason.items())
+    where = f"written to {args.rejects}" if args.rejects else "give --rejects FILE to keep them"
+    _fail("export", CLIError(f"{result.skipped:,} items not exported ({reasons}); {where}"))
+    return ExitCode.ITEMS_FAILED
+
+
 class _BadInput(SingleTableError):
     """Invalid lines in a load's input: exit code 13."""
 
@@ -475,6 +551,44 @@ def build_parser() -> argparse.ArgumentParser:
         help="only the validation pass: check every line and count what would be written",
     )
     p.set_defaults(func=_cmd_load)
+
+    p = sub.add_parser(
+        "export",
+        help="write the items of a model's tables (or of one entity) as JSON Lines",
+        description="Scan the model's tables and write each item as one JSON object per "
+        "line: the entity's fields as pydantic writes them (Decimals as strings) and the "
+        "entity attribute (_et) naming the entity, which `singletable load` reads back. "
+        "Each line is read back and compared before it is written; items that would not "
+        "load back equal, and items no entity of the model decodes, are skipped, counted "
+        "and listed (exit code 1), and kept with --rejects. Progress goes to stderr.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model", help=_MODEL_HELP)
+    p.add_argument(
+        "--entity",
+        metavar="NAME",
+        help="export only this entity (its stored name; TABLE/NAME@VERSION when ambiguous)",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write to FILE (replaced only once the export is complete); default: stdout",
+    )
+    p.add_argument(
+        "--rejects",
+        metavar="FILE",
+        help="write the skipped items to FILE as stored (DynamoDB JSON) with the reason",
+    )
+    _add_connection_options(p)
+    p.add_argument(
+        "--segments",
+        type=_positive_int,
+        default=1,
+        help="parallel scan segments per table (default 1); the lines come in no order",
+    )
+    p.set_defaults(func=_cmd_export)
 
     p = sub.add_parser(
         "lint",

@@ -118,6 +118,27 @@ class DeleteTable(Operation[None]):
             yield from _wait_until(self.name, exists=False)
 
 
+class DescribeTable(Operation[dict[str, Any]]):
+    """The physical table's description (``DescribeTable``'s ``Table``: status, item count...).
+
+    Raises ``ServiceError`` (``ResourceNotFoundException``) when the table does not exist.
+    """
+
+    action = "describe_table"
+
+    def __init__(self, table: Table | str) -> None:
+        self.name = _table_name(table)
+
+    def params(self) -> dict[str, Any]:
+        """The ``DescribeTable`` request."""
+        return {"TableName": self.name}
+
+    def parse(self, response: dict[str, Any]) -> dict[str, Any]:
+        """The ``Table`` part of the response."""
+        table: dict[str, Any] = response.get("Table", {})
+        return table
+
+
 class TableExists(Operation[bool]):
     """Whether the physical table exists (``DescribeTable``)."""
 

@@ -50,6 +50,8 @@ class Counts:
     rewritten: int = 0
     skipped: int = 0
     failed: int = 0
+    #: Lines an export wrote (its items scanned are `scanned`).
+    written: int = 0
 
 
 def _duration(seconds: float) -> str:
@@ -109,7 +111,13 @@ class Progress:
             self._bar.set_postfix_str(self._postfix(), refresh=False)
 
     def update(
-        self, *, scanned: int = 0, rewritten: int = 0, skipped: int = 0, failed: int = 0
+        self,
+        *,
+        scanned: int = 0,
+        rewritten: int = 0,
+        skipped: int = 0,
+        failed: int = 0,
+        written: int = 0,
     ) -> None:
         """Add to the counts and refresh the display (plain lines: at most every interval)."""
         with self._lock:
@@ -118,6 +126,7 @@ class Progress:
             c.rewritten += rewritten
             c.skipped += skipped
             c.failed += failed
+            c.written += written
             if self._bar is not None:
                 self._bar.set_postfix_str(self._postfix(), refresh=False)
                 self._bar.update(scanned)

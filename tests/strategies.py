@@ -459,6 +459,9 @@ class AttributeSpec:
     #: The optional field's default: ``None``, or a value of the kind (then a ``None``
     #: written must be stored as NULL: left out, it would read back as this default).
     default: Any = None
+    #: ``Field(alias=...)`` or ``Field(validation_alias=...)`` (stored items still name
+    #: the attribute after the field), or neither.
+    alias: Literal["alias", "validation_alias"] | None = None
 
 
 @dataclass(frozen=True)
@@ -513,6 +516,7 @@ def entity_specs(draw: hs.DrawFn, *, with_gsi: bool | None = None) -> EntitySpec
             kind,
             optional,
             default=draw((hs.none() | kind.values).filter(_not_an_empty_set)) if optional else None,
+            alias=draw(hs.sampled_from([None, None, "alias", "validation_alias"])),
         )
         for i, (kind, optional) in enumerate(draw(_ATTRIBUTES))
     )
@@ -544,15 +548,21 @@ def build_entity(
     )
     fields: dict[str, Any] = {n: (k.annotation, ...) for n, k in spec.key_fields()}
     for attribute in spec.attributes:
+        aliases: dict[str, Any] = (
+            {attribute.alias: f"{attribute.name}-given"} if attribute.alias else {}
+        )
         if attribute.optional:
-            fields[attribute.name] = (attribute.kind.annotation | None, attribute.default)
+            fields[attribute.name] = (
+                attribute.kind.annotation | None,
+                pydantic.Field(default=attribute.default, **aliases),
+            )
         elif attribute.kind.name == "set":
             fields[attribute.name] = (
                 attribute.kind.annotation,
-                pydantic.Field(default_factory=set),
+                pydantic.Field(default_factory=set, **aliases),
             )
         else:
-            fields[attribute.name] = (attribute.kind.annotation, ...)
+            fields[attribute.name] = (attribute.kind.annotation, pydantic.Field(**aliases))
     keywords: dict[str, Any] = {"table": table, "pk": spec.pk.source, "sk": spec.sk.source}
     if spec.gsi:
         keywords["indexes"] = {"GSI1": st.IndexKeys(pk=spec.gsi[0], sk=spec.gsi[1])}
@@ -581,7 +591,7 @@ def entity_instances(draw: hs.DrawFn, spec: EntitySpec, model: type[st.Entity]) 
             # back None: tested on its own, not a round trip.
             value = None
         values[attribute.name] = value
-    return model(**values)
+    return model.model_validate(values, by_name=True)  # by field name, aliased or not
 
 
 # --------------------------------------------------------------------------------------

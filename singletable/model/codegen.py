@@ -464,7 +464,8 @@ def build_item_decoder(plan: EntityPlan) -> Callable[..., Any]:
     with w.block(f"if len(data) < {len(plan.fields)}:"):
         w(f"{fill}(item, data)")
     with w.block("try:"):
-        w(f"return {model}.model_validate(data)")
+        # Stored attributes are named after the fields, whatever their aliases.
+        w(f"return {model}.model_validate(data, by_name=True)")
     with w.block("except ValueError as exc:"):
         message = f"{plan.label}: stored item does not validate: "
         w(f"raise {error}({message!r} + str(exc)) from exc")

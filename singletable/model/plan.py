@@ -248,7 +248,8 @@ class EntityPlan:
         if len(data) < len(self.fields):
             self._fill_from_keys(item, data)
         try:
-            return self.model.model_validate(data)
+            # Stored attributes are named after the fields, whatever their aliases.
+            return self.model.model_validate(data, by_name=True)
         except ValueError as exc:
             raise ItemDecodeError(f"{self.label}: stored item does not validate: {exc}") from exc
 

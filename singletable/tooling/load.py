@@ -583,7 +583,9 @@ class JsonLines:
         if unreadable is not None:
             raise LineError(f"{plan.label}: {unreadable}")
         try:
-            return plan.model.model_validate_json(text, **_IGNORE_EXTRA)
+            # Field names as well as aliases: an export writes a field that has only a
+            # validation alias under its name.
+            return plan.model.model_validate_json(text, by_name=True, **_IGNORE_EXTRA)
         except ValidationError as exc:
             raise LineError(_validation_message(plan, exc)) from None
 

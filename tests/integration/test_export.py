@@ -66,7 +66,7 @@ def json_loses(value: Any) -> bool:
 
 
 @settings(
-    max_examples=6,
+    max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

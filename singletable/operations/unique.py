@@ -460,9 +460,13 @@ def put_steps(op: Put[Any]) -> Step[Any]:
                 raise op.condition_error(_as_condition_failure(failed_item)) from None
             if failed_item is not None and not _changed(plan, old, failed_item.item):
                 raise op.condition_error(_as_condition_failure(failed_item)) from None
-            raise_cancellation(plan, exc, entries)
-            if failed_item is None and not _conflicted(exc, entries):
-                raise _cancelled(exc, entries) from None
+            if failed_item is None:
+                raise_cancellation(plan, exc, entries)
+                if not _conflicted(exc, entries):
+                    raise _cancelled(exc, entries) from None
+            # Else the item changed after it was read: the guard conditions built from that
+            # read can fail for that reason alone (a guard it released, claimed since by
+            # another item). Read again and retry.
             yield _sleep(attempt)
             continue
         return op.written
@@ -500,9 +504,13 @@ def update_steps(op: Update[Any], touched: Sequence[UniqueConstraint]) -> Step[A
                             item=failed_item.item,
                         ) from None
                 raise op.condition_error(_as_condition_failure(failed_item)) from None
-            raise_cancellation(plan, exc, entries)
-            if failed_item is None and not _conflicted(exc, entries):
-                raise _cancelled(exc, entries) from None
+            if failed_item is None:
+                raise_cancellation(plan, exc, entries)
+                if not _conflicted(exc, entries):
+                    raise _cancelled(exc, entries) from None
+            # Else the item changed after it was read: the guard conditions built from that
+            # read can fail for that reason alone (a guard it released, claimed since by
+            # another item). Read again and retry.
             yield _sleep(attempt)
             continue
         # A transaction returns no item: read back what it stored.
@@ -553,9 +561,13 @@ def delete_steps(op: Delete[Any]) -> Step[Any]:
                 known is not None or not _changed(plan, old, failed_item.item)
             ):
                 raise op.condition_error(_as_condition_failure(failed_item)) from None
-            raise_cancellation(plan, exc, entries)
-            if failed_item is None and not _conflicted(exc, entries):
-                raise _cancelled(exc, entries) from None
+            if failed_item is None:
+                raise_cancellation(plan, exc, entries)
+                if not _conflicted(exc, entries):
+                    raise _cancelled(exc, entries) from None
+            # Else the item changed after it was read: the guard conditions built from that
+            # read can fail for that reason alone (a guard it released, claimed since by
+            # another item). Read again and retry.
             yield _sleep(attempt)
             continue
         return plan.from_item(stored) if op.return_old and stored else None

@@ -226,7 +226,7 @@ def _run(world: World, op: tuple[str, str, str]) -> None:
 def test_concurrent_writes_never_share_a_value_nor_orphan_a_guard(
     world: World, backend_name: str
 ) -> None:
-    examples = 10 if backend_name == "dynamodb-local" else 5
+    examples = 40 if backend_name == "dynamodb-local" else 10
     refused: list[BaseException] = []
 
     @settings(

@@ -32,12 +32,15 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import IO, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from singletable.cli.codes import EXIT_CODES_HELP, ExitCode, code_for
 from singletable.entity import Entity
 from singletable.errors import ServiceError, SingleTableError
 from singletable.model.table import Table
+
+if TYPE_CHECKING:
+    from singletable.io.connection import Connection
 
 _MODEL_HELP = (
     "the model: module:attribute (a Table, an Entity class or a list of tables), a module "
@@ -162,15 +165,12 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.io.connection import Connection
     from singletable.tooling.migrate import migrate
 
     tables = load_model(args.model)
     doc = _snapshot(args.snapshot)
     transform = _transforms(args.transform or [])
-    db = Connection(
-        endpoint_url=args.endpoint_url, region_name=args.region, max_attempts=args.max_attempts
-    )
+    db = _connect(args)
     report = migrate(
         db,
         tables,
@@ -204,7 +204,6 @@ def _input(path: str) -> Iterator[IO[bytes]]:
 
 
 def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.io.connection import Connection
     from singletable.tooling.load import JsonLines, LineError, check, load
 
     tables = load_model(args.model)
@@ -233,9 +232,7 @@ def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
                 f"{verb} {report.items:,} items ({counts})\n" if counts else f"{verb} no items\n"
             )
             return ExitCode.OK
-        db = Connection(
-            endpoint_url=args.endpoint_url, region_name=args.region, max_attempts=args.max_attempts
-        )
+        db = _connect(args)
         for table in report.tables.values():
             _require_table(db, table.name)
         stream.seek(0)
@@ -286,7 +283,6 @@ def _output(path: str | None, out: TextIO) -> Iterator[TextIO]:
 
 
 def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.io.connection import Connection
     from singletable.tooling.export import Target, export
     from singletable.tooling.load import JsonLines
 
@@ -297,9 +293,7 @@ def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
         if isinstance(found, str):
             raise CLIError(f"--entity: {found}")
         target = [found.model]
-    db = Connection(
-        endpoint_url=args.endpoint_url, region_name=args.region, max_attempts=args.max_attempts
-    )
+    db = _connect(args)
     rejects = _output(args.rejects, out) if args.rejects else contextlib.nullcontext(None)
     with _output(args.output, out) as lines, rejects as rejected:
         result = export(
@@ -332,20 +326,15 @@ class _BadInput(SingleTableError):
     """Invalid lines in a load's input: exit code 13."""
 
 
-def _require_table(db: Any, table: str) -> None:
+def _require_table(db: Connection, table: str) -> None:
     # Before the first write: a wrong endpoint, region or table name fails here, with
     # nothing written, rather than at the first batch.
-    try:
-        db.call("describe_table", {"TableName": table})
-    except ServiceError as exc:
-        if exc.code != "ResourceNotFoundException":
-            raise
+    if not db.table_exists(table):
         raise ServiceError(
-            exc.code,
+            "ResourceNotFoundException",
             f"table {table} does not exist at this endpoint/region; check --endpoint-url/"
             "--region, or create it (singletable synth)",
-            response=exc.response,
-        ) from None
+        )
 
 
 def _function(ref: str) -> Any:
@@ -414,6 +403,15 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def _connect(args: argparse.Namespace) -> Connection:
+    """The connection `_add_connection_options` describes."""
+    from singletable.io.connection import Connection
+
+    return Connection(
+        endpoint_url=args.endpoint_url, region_name=args.region, max_attempts=args.max_attempts
+    )
 
 
 def _add_connection_options(p: argparse.ArgumentParser) -> None:

@@ -87,7 +87,8 @@ class BatchWriteResult:
 _Origin = Any
 
 
-def _ident(table: str, key: Item) -> tuple[Any, ...]:
+def key_identity(table: str, key: Item) -> tuple[Any, ...]:
+    """What identifies an item key of ``table``, whatever the order of its attributes."""
     # A key's attribute values hold hashable text or bytes: (name, type, value) per
     # attribute identifies it (repr() of the sorted key did too, at twice the cost).
     # Sorted: a key echoed back by DynamoDB may list its attributes in another order.
@@ -152,7 +153,7 @@ class BatchWrite(Operation[BatchWriteResult]):
     def _add(
         self, plan: EntityPlan, key: Item, request: dict[str, Any], origin: tuple[bool, _Origin]
     ) -> None:
-        ident = _ident(plan.table.name, key)
+        ident = key_identity(plan.table.name, key)
         if ident in self._origins:
             raise RequestLimitError(
                 f"{plan.label}: the same key ({describe_key(key)}) appears twice in one batch "
@@ -191,7 +192,7 @@ class BatchWrite(Operation[BatchWriteResult]):
         item = (
             write["PutRequest"]["Item"] if "PutRequest" in write else write["DeleteRequest"]["Key"]
         )
-        return _ident(table, {a: item[a] for a in self._key_attributes[table]})
+        return key_identity(table, {a: item[a] for a in self._key_attributes[table]})
 
     def _idents(self, request_items: Mapping[str, list[dict[str, Any]]]) -> list[tuple[Any, ...]]:
         return [self._request_ident(t, w) for t, writes in request_items.items() for w in writes]
@@ -278,7 +279,7 @@ class BatchGet(Operation["list[BaseModel]"]):
         self._key_attributes: dict[str, tuple[str, ...]] = {}
         for plan, values in keys:
             key = plan.key_from_values(split_key_values(plan, values, what="batch get"))
-            ident = _ident(plan.table.name, key)
+            ident = key_identity(plan.table.name, key)
             if ident in self._given:
                 raise RequestLimitError(
                     f"{plan.label}: the same key ({describe_key(key)}) appears twice in one "
@@ -330,14 +331,14 @@ class BatchGet(Operation["list[BaseModel]"]):
                         found[self._item_ident(table, item)] = item
                 unprocessed = response.get("UnprocessedKeys") or {}
                 left = {
-                    _ident(table, key)
+                    key_identity(table, key)
                     for table, entry in unprocessed.items()
                     for key in entry.get("Keys", [])
                 }
                 for table, entry in request["RequestItems"].items():
                     for key in entry["Keys"]:
-                        if _ident(table, key) not in left:
-                            pending.discard(_ident(table, key))
+                        if key_identity(table, key) not in left:
+                            pending.discard(key_identity(table, key))
                 if not left:
                     break
                 attempt += 1
@@ -350,7 +351,7 @@ class BatchGet(Operation["list[BaseModel]"]):
     def _decode(self, found: Mapping[tuple[Any, ...], Item]) -> list[BaseModel]:
         result = []
         for plan, key in self.keys:
-            item = found.get(_ident(plan.table.name, key))
+            item = found.get(key_identity(plan.table.name, key))
             if item is not None:
                 result.append(plan.from_item(item))
         return result
@@ -378,4 +379,4 @@ class BatchGet(Operation["list[BaseModel]"]):
         )
 
     def _item_ident(self, table: str, item: Item) -> tuple[Any, ...]:
-        return _ident(table, {a: item[a] for a in self._key_attributes[table]})
+        return key_identity(table, {a: item[a] for a in self._key_attributes[table]})

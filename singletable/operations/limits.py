@@ -19,7 +19,8 @@ from typing import Any
 
 from singletable.errors import TextEncodeError
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+#: A code point UTF-8 cannot encode (half of a surrogate pair, alone in a Python str).
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: A surrogate as UTF-8 "surrogatepass" writes it (what marshal does with text).
 _ENCODED_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")
 # Values that hold no text (binary attributes hold bytes, not text).
@@ -34,7 +35,7 @@ _EXPRESSIONS = (
 
 
 def _is_lone(key: Any) -> bool:
-    return isinstance(key, str) and _SURROGATE.search(key) is not None
+    return isinstance(key, str) and LONE_SURROGATE.search(key) is not None
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -69,7 +70,7 @@ def _walk_has_lone_surrogate(value: Any) -> bool:  # noqa: C901 - one inlined lo
                     return True
                 kind = element.__class__
                 if kind is str:
-                    if not element.isascii() and _SURROGATE.search(element):
+                    if not element.isascii() and LONE_SURROGATE.search(element):
                         return True
                 elif kind is dict:
                     # An AttributeValue: one entry, mostly text; checked here, not pushed.
@@ -79,7 +80,7 @@ def _walk_has_lone_surrogate(value: Any) -> bool:  # noqa: C901 - one inlined lo
                         ):
                             return True
                         if inner.__class__ is str:
-                            if not inner.isascii() and _SURROGATE.search(inner):
+                            if not inner.isascii() and LONE_SURROGATE.search(inner):
                                 return True
                         elif not isinstance(inner, _SCALARS):
                             push(inner)
@@ -88,12 +89,12 @@ def _walk_has_lone_surrogate(value: Any) -> bool:  # noqa: C901 - one inlined lo
         elif cls is list or cls is tuple:
             for element in node:
                 if element.__class__ is str:
-                    if not element.isascii() and _SURROGATE.search(element):
+                    if not element.isascii() and LONE_SURROGATE.search(element):
                         return True
                 elif not isinstance(element, _SCALARS):
                     push(element)
         elif cls is str:
-            if not node.isascii() and _SURROGATE.search(node):
+            if not node.isascii() and LONE_SURROGATE.search(node):
                 return True
         elif isinstance(node, str | Mapping | list | tuple | set | frozenset) and any(
             True
@@ -114,7 +115,7 @@ def check_request_text(action: str, params: Mapping[str, Any]) -> None:
     if not _has_lone_surrogate(params):
         return
     for path, value in _lone_surrogates(params, ()):
-        match = _SURROGATE.search(value)
+        match = LONE_SURROGATE.search(value)
         assert match is not None
         raise TextEncodeError(
             f"{action}: {_describe(path, params)} holds the lone surrogate "
@@ -129,7 +130,7 @@ def _lone_surrogates(
     value: Any, path: tuple[str | int, ...]
 ) -> Iterator[tuple[tuple[str | int, ...], str]]:
     for where, text in _strings(value, path):
-        if _SURROGATE.search(text):
+        if LONE_SURROGATE.search(text):
             yield where, text
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from singletable.errors import QueryError
+from singletable.errors import QueryError, RequestLimitError
 from singletable.expressions.tree import Placeholders
 from singletable.operations.common import key_ref
 from singletable.operations.query import BaseQuery, decode_any, same_version
@@ -18,6 +18,22 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 E = TypeVar("E", bound=BaseModel)
+
+
+#: DynamoDB's limit on ``TotalSegments``.
+MAX_SEGMENTS = 1_000_000
+
+
+def check_segment_count(segments: int) -> None:
+    """Refuse a parallel scan's segment count outside DynamoDB's 1 to 1,000,000.
+
+    Checked before any work: with no segment nothing would be scanned, and a run would
+    report success.
+    """
+    if not 1 <= segments <= MAX_SEGMENTS:
+        raise RequestLimitError(
+            f"segments must be 1 to 1,000,000 (DynamoDB's limit), got {segments}"
+        )
 
 
 class Scan(BaseQuery[T]):
@@ -40,7 +56,7 @@ class Scan(BaseQuery[T]):
 
     def segment(self, segment: int, total: int) -> Scan[T]:
         """Scan one of ``total`` segments (run the segments in parallel workers)."""
-        if not 0 <= segment < total or total < 1 or total > 1_000_000:
+        if not 0 <= segment < total or total < 1 or total > MAX_SEGMENTS:
             raise QueryError(
                 f"segment must be in [0, total) and total in [1, 1000000]; got {segment}/{total}"
             )

@@ -31,19 +31,19 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
 
 from pydantic import BaseModel
 
-from singletable.errors import EntityTypeError, RequestLimitError, SingleTableError
+from singletable.errors import EntityTypeError, SingleTableError
 from singletable.model.plan import EntityPlan, plan_of
 from singletable.model.table import Table
 from singletable.model.unique import is_guard_item
 from singletable.operations.protocol import Executor
-from singletable.operations.scan import Scan
+from singletable.operations.scan import Scan, check_segment_count
 from singletable.operations.stream import StreamExecutor
 from singletable.operations.tables import DescribeTable
 from singletable.tooling.load import MAX_ERRORS, JsonLines, LineError
@@ -355,10 +355,7 @@ def export(
         RequestLimitError: ``segments`` is not 1 to 1,000,000.
         EntityTypeError: ``target`` holds something other than entity classes and tables.
     """
-    if not 1 <= segments <= 1_000_000:
-        raise RequestLimitError(
-            f"segments must be 1 to 1,000,000 (DynamoDB's limit), got {segments}"
-        )
+    check_segment_count(segments)
     scopes = _scopes(target)
     # Describing each table first also fails on a missing one before anything is written.
     counts: list[int | None] = [DescribeTable(s.table).run(db).get("ItemCount") for s in scopes]
@@ -382,14 +379,9 @@ def export(
                 run.run(db, scope, scan)
         else:
             with ThreadPoolExecutor(max_workers=segments) as pool:
-                _wait_all(pool.submit(run.run, db, scope, scan) for scope, scan in work)
+                # The first failure is raised, once every segment has ended.
+                list(pool.map(lambda job: run.run(db, *job), work))
     finally:
         progress.close()
         run.result.seconds = time.monotonic() - started
     return run.result
-
-
-def _wait_all(futures: Iterable[Any]) -> None:
-    # Every segment's result, so that the first failure is raised (after all have ended).
-    for future in list(futures):
-        future.result()

@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
@@ -43,9 +42,10 @@ from singletable.errors import (
 from singletable.model.plan import EntityPlan, plan_of
 from singletable.model.table import Table
 from singletable.model.unique import UniqueConstraint
-from singletable.operations.batch import MAX_BATCH_WRITE, BatchWrite
+from singletable.operations.batch import MAX_BATCH_WRITE, BatchWrite, key_identity
 from singletable.operations.common import describe_key, stamp_times, utc_now
 from singletable.operations.items import Put
+from singletable.operations.limits import LONE_SURROGATE
 from singletable.operations.protocol import Executor
 from singletable.tooling.progress import Progress, Wording
 from singletable.types import Item
@@ -105,7 +105,7 @@ class KeySet:
 
     @staticmethod
     def _digest(table: str, key: Item) -> bytes:
-        ident = repr((table, sorted((a, *av.items()) for a, av in key.items())))
+        ident = repr(key_identity(table, key))
         return hashlib.blake2b(ident.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
     def claims(self, plan: EntityPlan, obj: BaseModel, item: Item) -> list[Claim]:
@@ -182,18 +182,11 @@ class _Load:
         self.buffer: list[tuple[int, BaseModel]] = []
         self.result = LoadResult()
         self.next_position = 0
-        self._plans: dict[type, EntityPlan] = {}
-
-    def plan(self, obj: BaseModel) -> EntityPlan:
-        plan = self._plans.get(type(obj))
-        if plan is None:
-            plan = self._plans[type(obj)] = plan_of(type(obj))
-        return plan
 
     def take(self, position: int, obj: BaseModel) -> None:
         self.next_position = position + 1
         try:
-            plan = self.plan(obj)
+            plan = plan_of(type(obj))
         except SingleTableError as exc:
             self.stop(position, exc, [(position, obj)])
         if plan.unique or plan.version_field is not None:
@@ -230,7 +223,7 @@ class _Load:
             self.diagnose(exc)
         # BatchWrite keeps its requests in the order the objects were given.
         claims = [
-            (position, self.keys.claims(self.plan(obj), obj, request["PutRequest"]["Item"]))
+            (position, self.keys.claims(plan_of(type(obj)), obj, request["PutRequest"]["Item"]))
             for (position, obj), (_, request) in zip(batch, write.requests, strict=True)
         ]
         self.check_duplicates(claims, batch)
@@ -250,7 +243,7 @@ class _Load:
         self.result.retries += result.retries
         counts: dict[str, int] = {}
         for _, obj in batch:
-            entity = self.plan(obj).name
+            entity = plan_of(type(obj)).name
             counts[entity] = counts.get(entity, 0) + 1
         for entity, n in counts.items():
             self.done(entity, n, calls=0)
@@ -286,7 +279,7 @@ class _Load:
             except SingleTableError as own:
                 self.stop(position, own, self.buffer)
             item = write.requests[0][1]["PutRequest"]["Item"]
-            claims.append((position, self.keys.claims(self.plan(obj), obj, item)))
+            claims.append((position, self.keys.claims(plan_of(type(obj)), obj, item)))
         # Each item alone is fine: two of them share a key, which check_duplicates names.
         self.check_duplicates(claims, self.buffer)
         self.stop(self.buffer[0][0], exc, self.buffer)  # pragma: no cover - found above
@@ -454,7 +447,7 @@ def _unreadable(value: Any, path: tuple[str | int, ...]) -> str | None:
             f'it as a string, "{value}", to keep every digit'
         )
     if isinstance(value, str):
-        lone = _SURROGATE.search(value)
+        lone = LONE_SURROGATE.search(value)
         if lone is None:
             return None
         return (
@@ -472,9 +465,6 @@ def _unreadable(value: Any, path: tuple[str | int, ...]) -> str | None:
             if found is not None:
                 return found
     return None
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _shown(value: Any) -> str:

@@ -56,11 +56,12 @@ from typing import Any, TextIO
 
 from singletable.attributes.convert import from_attribute_value
 from singletable.attributes.size import item_size
-from singletable.errors import MigrationError, RequestLimitError, ServiceError, SingleTableError
+from singletable.errors import MigrationError, ServiceError, SingleTableError
 from singletable.io.connection import Connection
 from singletable.model.definition import create_table_request, index_projection
 from singletable.model.plan import EntityPlan
 from singletable.model.table import Table
+from singletable.operations.scan import check_segment_count
 from singletable.tooling.planner import Change, ChangeClass, MigrationPlan, plan_changes
 from singletable.tooling.progress import Counts, Progress
 from singletable.tooling.snapshot import Model, dumps, snapshot_json, tables_of
@@ -244,11 +245,7 @@ def migrate(
             supplied, or an index change timed out.
         RequestLimitError: ``segments`` is not 1 to 1,000,000 (also a `ValueError`).
     """
-    if not 1 <= segments <= 1_000_000:
-        # With no segment nothing would be scanned, and the run would report success.
-        raise RequestLimitError(
-            f"segments must be 1 to 1,000,000 (DynamoDB's limit), got {segments}"
-        )
+    check_segment_count(segments)
     out = out or sys.stderr
     plan = plan if plan is not None else plan_changes(model, snapshot_doc)
     tables = {t.name: t for t in tables_of(model)}

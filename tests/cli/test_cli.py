@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import singletable as st
-from singletable.cli import main
+from tests.cli.running import run
 
 EXPECTED = Path(__file__).parents[1] / "expected"
 
@@ -34,12 +33,6 @@ def write_model(tmp_path: Path, name: str, sk: str) -> Path:
     path = tmp_path / f"{name}.py"
     path.write_text(textwrap.dedent(MODEL.format(sk=sk)), encoding="utf-8")
     return path
-
-
-def run(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(list(argv), out=out)
-    return code, out.getvalue()
 
 
 @pytest.mark.parametrize(

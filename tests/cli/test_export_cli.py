@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import io
-import itertools
 import json
 import os
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +15,8 @@ import boto3
 import pytest
 
 import singletable as st
-from singletable.cli import main
 from singletable.cli.codes import ExitCode
+from tests.cli.running import model_module, run
 
 MODEL = """
 from decimal import Decimal
@@ -37,7 +35,6 @@ class Order(st.Entity, table=table, pk="C#{{cid}}", sk="O#{{oid}}"):
     note: str = ""
 """
 
-_MODULES = itertools.count()
 
 #: Text a line-oriented format must survive: quotes, escapes, line ends, non-ASCII.
 TRICKY = 'say "hi"\\n\n\r\u2028\x85 — ünïcödé 🎉'
@@ -45,24 +42,9 @@ TRICKY = 'say "hi"\\n\n\r\u2028\x85 — ünïcödé 🎉'
 
 @pytest.fixture
 def model(tmp_path: Path) -> Iterator[Any]:
-    """A model module on disk (the CLI imports it by path) and the same module imported."""
-    name = f"export_cli_{next(_MODULES)}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(MODEL.format(table="export-cli")))
-    sys.path.insert(0, str(tmp_path))
-    try:
-        module = __import__(name)
-    finally:
-        sys.path.remove(str(tmp_path))
-    module.path = str(path)  # type: ignore[attr-defined]
-    yield module
-    sys.modules.pop(name, None)
-
-
-def run(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(list(argv), out=out)
-    return code, out.getvalue()
+    """The model module, on disk for the command and imported for the test."""
+    with model_module(tmp_path, "export_cli", MODEL.format(table="export-cli")) as module:
+        yield module
 
 
 def objects(model: Any) -> list[Any]:

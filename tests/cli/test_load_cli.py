@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import io
-import itertools
 import os
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,8 +14,8 @@ import boto3
 import pytest
 
 import singletable as st
-from singletable.cli import main
 from singletable.cli.codes import ExitCode
+from tests.cli.running import model_module, run
 
 MODEL = """
 from decimal import Decimal
@@ -38,27 +36,9 @@ class Order(st.Entity, table=table, pk="C#{{cid}}", sk="O#{{oid}}"):
 
 @pytest.fixture
 def model(tmp_path: Path) -> Iterator[Any]:
-    """A model module on disk (the CLI imports it by path) and the same module imported."""
-    name = f"load_cli_{next(_MODULES)}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(MODEL.format(table="load-cli")))
-    sys.path.insert(0, str(tmp_path))
-    try:
-        module = __import__(name)
-    finally:
-        sys.path.remove(str(tmp_path))
-    module.path = str(path)  # type: ignore[attr-defined]
-    yield module
-    sys.modules.pop(name, None)
-
-
-_MODULES = itertools.count()
-
-
-def run(*argv: str) -> tuple[int, str]:
-    out = io.StringIO()
-    code = main(list(argv), out=out)
-    return code, out.getvalue()
+    """The model module, on disk for the command and imported for the test."""
+    with model_module(tmp_path, "load_cli", MODEL.format(table="load-cli")) as module:
+        yield module
 
 
 def jsonl(tmp_path: Path, *lines: str, name: str = "in.jsonl") -> str:

@@ -109,3 +109,28 @@ class NoNetworkClient:
             raise AssertionError(f"a request was sent: {name}({params})")
 
         return refuse
+
+
+def bulk_models(name: str) -> tuple[st.Table, Any, Any, Any]:
+    """A table with the three entity kinds a bulk load or export treats apart.
+
+    ``Thing`` is plain (batch writes), ``Member`` has a unique field and ``Counter`` a
+    version field (each written with its own put, guards and version check kept).
+    """
+    table = st.Table(name)
+
+    class Thing(st.Entity, table=table, pk="B#{box}", sk="T#{n}"):
+        box: str
+        n: int
+        label: str = ""
+
+    class Member(st.Entity, table=table, pk="M#{mid}", sk="M", unique=("email",)):
+        mid: str
+        email: str
+
+    class Counter(st.Entity, table=table, pk="N#{name}", sk="N", version_field="version"):
+        name: str
+        hits: int = 0
+        version: int = 0
+
+    return table, Thing, Member, Counter

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 import singletable as st
 from singletable.tooling.load import JsonLines
 from tests.integration._executors import connect
+from tests.integration.models import bulk_models
 from tests.strategies import build_entity, entity_instances, entity_specs
 
 if TYPE_CHECKING:
@@ -126,25 +127,10 @@ def json_item(item: dict[str, Any]) -> dict[str, Any]:
     return {name: value(av) for name, av in item.items()}
 
 
-def models(name: str) -> tuple[st.Table, Any, Any]:
-    table = st.Table(name)
-
-    class Thing(st.Entity, table=table, pk="B#{box}", sk="T#{n}"):
-        box: str
-        n: int
-        label: str = ""
-
-    class Member(st.Entity, table=table, pk="M#{mid}", sk="M", unique=("email",)):
-        mid: str
-        email: str
-
-    return table, Thing, Member
-
-
 def test_unknown_items_are_counted_and_the_rest_exported(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
-    table, Thing, Member = models(table_name)
+    table, Thing, Member, _ = bulk_models(table_name)
     db = connect(dynamodb_client)
     db.create_table(table)
     things = [Thing(box="b", n=i, label='line\nbreak \u2028 "q" \\') for i in range(30)]
@@ -176,7 +162,7 @@ def test_unknown_items_are_counted_and_the_rest_exported(
 
 
 def test_an_empty_table_exports_no_line(dynamodb_client: DynamoDBClient, table_name: str) -> None:
-    table, Thing, _ = models(table_name)
+    table, Thing, _, _ = bulk_models(table_name)
     db = connect(dynamodb_client)
     db.create_table(table)
     out = io.StringIO()
@@ -187,7 +173,7 @@ def test_an_empty_table_exports_no_line(dynamodb_client: DynamoDBClient, table_n
 def test_parallel_segments_export_every_item_once(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
-    table, Thing, _ = models(table_name)
+    table, Thing, _, _ = bulk_models(table_name)
     db = connect(dynamodb_client)
     db.create_table(table)
     things = [Thing(box=f"b{i % 9}", n=i) for i in range(200)]
@@ -202,7 +188,7 @@ def test_parallel_segments_export_every_item_once(
 def test_a_missing_table_is_refused_before_any_line(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
-    table, _, _ = models(table_name)
+    table, _, _, _ = bulk_models(table_name)
     out = io.StringIO()
     with pytest.raises(st.ServiceError) as caught:
         st.export(connect(dynamodb_client), table, out, progress_out=io.StringIO())

@@ -18,6 +18,7 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from tests.integration._executors import connect
+from tests.integration.models import bulk_models
 from tests.strategies import (
     build_simple_entity,
     simple_entity_specs,
@@ -72,30 +73,10 @@ def key_values(obj: Any) -> dict[str, Any]:
     return {f: getattr(obj, f) for f in type(obj).plan().primary.fields}
 
 
-def models(name: str) -> tuple[st.Table, Any, Any, Any]:
-    table = st.Table(name)
-
-    class Thing(st.Entity, table=table, pk="B#{box}", sk="T#{n}"):
-        box: str
-        n: int
-        label: str = ""
-
-    class Member(st.Entity, table=table, pk="M#{mid}", sk="M", unique=("email",)):
-        mid: str
-        email: str
-
-    class Counter(st.Entity, table=table, pk="N#{name}", sk="N", version_field="version"):
-        name: str
-        hits: int = 0
-        version: int = 0
-
-    return table, Thing, Member, Counter
-
-
 def test_unique_and_versioned_entities_keep_their_guarantees(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
-    table, Thing, Member, Counter = models(table_name)
+    table, Thing, Member, Counter = bulk_models(table_name)
     db = connect(dynamodb_client)
     db.create_table(table)
     objects = [
@@ -149,7 +130,7 @@ class _ThrottledAfter:
 def test_a_load_stopped_by_a_throttle_says_exactly_what_is_stored(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
-    table, Thing, _, _ = models(table_name)
+    table, Thing, _, _ = bulk_models(table_name)
     st.Connection(dynamodb_client).create_table(table)
     things = [Thing(box="b", n=i) for i in range(80)]
     throttled = st.Connection(_ThrottledAfter(dynamodb_client, ok=2))  # type: ignore[arg-type]

@@ -17,21 +17,13 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_load import OrderLine, order_lines, table
+from bench_load import OrderLine, order_lines, rate_of, table
 
 import singletable as st
-
-
-def rate_of(run: Callable[[], None], n: int) -> float:
-    started = time.perf_counter()
-    run()
-    return n / (time.perf_counter() - started)
 
 
 def main() -> None:

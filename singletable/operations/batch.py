@@ -120,7 +120,6 @@ class BatchWrite(Operation[BatchWriteResult]):
     ) -> None:
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self._origins: dict[tuple[Any, ...], tuple[bool, _Origin]] = {}
-        self._request_idents: list[tuple[Any, ...]] = []  # one per request, in order
         self._key_attributes: dict[str, tuple[str, ...]] = {}
         self.n_put = 0
         self.n_delete = 0
@@ -162,7 +161,6 @@ class BatchWrite(Operation[BatchWriteResult]):
         self._origins[ident] = origin
         self._key_attributes[plan.table.name] = tuple(key)
         self.requests.append((plan.table.name, request))
-        self._request_idents.append(ident)
 
     @staticmethod
     def _by_table(writes: list[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
@@ -202,9 +200,11 @@ class BatchWrite(Operation[BatchWriteResult]):
         result = BatchWriteResult(put=self.n_put, deleted=self.n_delete)
         # Every request not yet known to be written (unsent chunks included).
         pending = set(self._origins)
+        # One identity per request, in the requests' order (_add records both together).
+        idents = list(self._origins)
         for start in range(0, len(self.requests), MAX_BATCH_WRITE):
             request = self._chunk_params(self.requests[start : start + MAX_BATCH_WRITE])
-            sent = self._request_idents[start : start + MAX_BATCH_WRITE]
+            sent = idents[start : start + MAX_BATCH_WRITE]
             attempt = 0
             while True:
                 try:

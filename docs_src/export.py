@@ -7,7 +7,7 @@ from typing import Any
 
 import singletable as st
 from docs_src.load import Customer, Order, generate, shop
-from singletable.tooling.load import JsonLines
+from singletable.tooling.bulk.load import JsonLines
 
 
 def main() -> dict[str, Any]:

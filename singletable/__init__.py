@@ -235,35 +235,35 @@ _publish_here()
 # never touch them, and importing them costs start-up time (issue 13).
 _LAZY: dict[str, str] = {
     "AsyncConnection": "singletable.io.async_connection",
-    "CapacityEstimate": "singletable.tooling.capacity",
-    "CapacityLine": "singletable.tooling.capacity",
-    "Change": "singletable.tooling.planner",
-    "ChangeClass": "singletable.tooling.planner",
+    "CapacityEstimate": "singletable.tooling.cost.capacity",
+    "CapacityLine": "singletable.tooling.cost.capacity",
+    "Change": "singletable.tooling.migrations.planner",
+    "ChangeClass": "singletable.tooling.migrations.planner",
     "ChangeRecord": "singletable.streams",
     "DispatchReport": "singletable.streams",
-    "ExportResult": "singletable.tooling.export",
-    "LintWarning": "singletable.tooling.lint",
-    "LoadResult": "singletable.tooling.load",
-    "MigrationPlan": "singletable.tooling.planner",
-    "MigrationReport": "singletable.tooling.migrate",
+    "ExportResult": "singletable.tooling.bulk.export",
+    "LintWarning": "singletable.tooling.cost.lint",
+    "LoadResult": "singletable.tooling.bulk.load",
+    "MigrationPlan": "singletable.tooling.migrations.planner",
+    "MigrationReport": "singletable.tooling.migrations.runner",
     "StreamRouter": "singletable.streams",
     "batch_item_failures": "singletable.streams",
-    "cloudformation_resource": "singletable.tooling.schema",
-    "cloudformation_template": "singletable.tooling.schema",
+    "cloudformation_resource": "singletable.tooling.definitions.schema",
+    "cloudformation_template": "singletable.tooling.definitions.schema",
     "decode_event": "singletable.streams",
     "decode_records": "singletable.streams",
-    "estimate_capacity": "singletable.tooling.capacity",
-    "explain": "singletable.tooling.capacity",
-    "export": "singletable.tooling.export",
-    "lint_model": "singletable.tooling.lint",
-    "lint_report": "singletable.tooling.lint",
-    "load": "singletable.tooling.load",
-    "load_snapshot": "singletable.tooling.snapshot",
-    "migrate": "singletable.tooling.migrate",
-    "plan_changes": "singletable.tooling.planner",
-    "read_snapshot": "singletable.tooling.snapshot",
-    "snapshot": "singletable.tooling.snapshot",
-    "snapshot_json": "singletable.tooling.snapshot",
+    "estimate_capacity": "singletable.tooling.cost.capacity",
+    "explain": "singletable.tooling.cost.capacity",
+    "export": "singletable.tooling.bulk.export",
+    "lint_model": "singletable.tooling.cost.lint",
+    "lint_report": "singletable.tooling.cost.lint",
+    "load": "singletable.tooling.bulk.load",
+    "load_snapshot": "singletable.tooling.migrations.snapshot",
+    "migrate": "singletable.tooling.migrations.runner",
+    "plan_changes": "singletable.tooling.migrations.planner",
+    "read_snapshot": "singletable.tooling.migrations.snapshot",
+    "snapshot": "singletable.tooling.migrations.snapshot",
+    "snapshot_json": "singletable.tooling.migrations.snapshot",
 }
 
 if TYPE_CHECKING:
@@ -276,19 +276,32 @@ if TYPE_CHECKING:
         decode_event,
         decode_records,
     )
-    from singletable.tooling.capacity import (
+    from singletable.tooling.bulk.export import ExportResult, export
+    from singletable.tooling.bulk.load import LoadResult, load
+    from singletable.tooling.cost.capacity import (
         CapacityEstimate,
         CapacityLine,
         estimate_capacity,
         explain,
     )
-    from singletable.tooling.export import ExportResult, export
-    from singletable.tooling.lint import LintWarning, lint_model, lint_report
-    from singletable.tooling.load import LoadResult, load
-    from singletable.tooling.migrate import MigrationReport, migrate
-    from singletable.tooling.planner import Change, ChangeClass, MigrationPlan, plan_changes
-    from singletable.tooling.schema import cloudformation_resource, cloudformation_template
-    from singletable.tooling.snapshot import load_snapshot, read_snapshot, snapshot, snapshot_json
+    from singletable.tooling.cost.lint import LintWarning, lint_model, lint_report
+    from singletable.tooling.definitions.schema import (
+        cloudformation_resource,
+        cloudformation_template,
+    )
+    from singletable.tooling.migrations.planner import (
+        Change,
+        ChangeClass,
+        MigrationPlan,
+        plan_changes,
+    )
+    from singletable.tooling.migrations.runner import MigrationReport, migrate
+    from singletable.tooling.migrations.snapshot import (
+        load_snapshot,
+        read_snapshot,
+        snapshot,
+        snapshot_json,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -120,7 +120,7 @@ def load_model(ref: str) -> list[Table]:
 
 
 def _snapshot(path: str) -> dict[str, Any]:
-    from singletable.tooling.snapshot import read_snapshot
+    from singletable.tooling.migrations.snapshot import read_snapshot
 
     return read_snapshot(path)
 
@@ -130,7 +130,7 @@ def _snapshot(path: str) -> dict[str, Any]:
 
 def _cmd_synth(args: argparse.Namespace, out: TextIO) -> int:
     from singletable.model.definition import create_table_request
-    from singletable.tooling.schema import cloudformation_template, to_json, to_yaml
+    from singletable.tooling.definitions.schema import cloudformation_template, to_json, to_yaml
 
     tables = load_model(args.model)
     if args.format == "create-table":
@@ -144,7 +144,7 @@ def _cmd_synth(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_snapshot(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.tooling.snapshot import snapshot_json
+    from singletable.tooling.migrations.snapshot import snapshot_json
 
     text = snapshot_json(load_model(args.model))
     if args.output:
@@ -156,7 +156,7 @@ def _cmd_snapshot(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.tooling.planner import plan_changes
+    from singletable.tooling.migrations.planner import plan_changes
 
     tables = load_model(args.model)
     plan = plan_changes(tables, _snapshot(args.snapshot))
@@ -165,7 +165,7 @@ def _cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.tooling.migrate import migrate
+    from singletable.tooling.migrations.runner import migrate
 
     tables = load_model(args.model)
     doc = _snapshot(args.snapshot)
@@ -204,7 +204,7 @@ def _input(path: str) -> Iterator[IO[bytes]]:
 
 
 def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.tooling.load import JsonLines, LineError, check, load
+    from singletable.tooling.bulk.load import JsonLines, LineError, check, load
 
     tables = load_model(args.model)
     try:
@@ -283,8 +283,8 @@ def _output(path: str | None, out: TextIO) -> Iterator[TextIO]:
 
 
 def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.tooling.export import Target, export
-    from singletable.tooling.load import JsonLines
+    from singletable.tooling.bulk.export import Target, export
+    from singletable.tooling.bulk.load import JsonLines
 
     tables = load_model(args.model)
     target: list[Target] = list(tables)
@@ -365,7 +365,7 @@ def _transforms(refs: Sequence[str]) -> Any:
 
 
 def _cmd_lint(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.tooling.lint import lint_report
+    from singletable.tooling.cost.lint import lint_report
 
     text, code = lint_report(
         load_model(args.model),

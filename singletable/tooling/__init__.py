@@ -1,14 +1,14 @@
-"""Tooling built on the model and the operations; import the module you need.
+"""Tooling built on the model, the operations and the executors, in rooms; import a module.
 
-* `capacity`: RCU/WCU estimates from item sizes (`explain`, `estimate_capacity`).
-* `schema`: CloudFormation (JSON/YAML) for the tables of a model.
-* `snapshot`: the deterministic model snapshot committed next to the code.
-* `planner`: what a model change does to stored items, classified (`plan_changes`).
-* `effects`: the stored-item analysis under the planner (old vs new model, per attribute).
-* `lint`: hot-partition warnings.
-* `migrate`: the runner that carries a plan out on a live table.
-* `progress`: the progress display of long-running work (a bar, or flushed lines).
+* `migrations`: the stored-format `snapshot`, the `planner` (with `effects`, its
+  stored-item analysis), the `runner` that carries a plan out on a live table, and the
+  uniqueness-guard `backfill`.
+* `bulk`: JSON Lines `load` and `export`.
+* `cost`: `capacity` (RCU/WCU estimates, `explain`) and `lint` (hot partitions).
+* `definitions`: `schema` (CloudFormation JSON/YAML and ``create_table`` JSON).
+* `jobs`: what long-running work shares (`progress`).
+* `browser`: the local collection browser (``singletable browse``).
 
-The modules are not imported here, so that importing one (the CLI's ``synth`` needs only
-`schema`) does not load the others.
+Nothing is imported here, so that importing one module (the CLI's ``synth`` needs only
+`definitions.schema`) does not load the others.
 """

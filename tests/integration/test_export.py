@@ -22,7 +22,7 @@ from hypothesis import strategies as hs
 from pydantic import BaseModel
 
 import singletable as st
-from singletable.tooling.load import JsonLines
+from singletable.tooling.bulk.load import JsonLines
 from tests.integration._executors import connect
 from tests.integration.models import bulk_models
 from tests.strategies import build_entity, entity_instances, entity_specs

@@ -14,7 +14,7 @@ import singletable as st
 from docs_src.live_migration import add_hits
 from singletable.cli import main
 from singletable.cli.codes import ExitCode
-from singletable.tooling.planner import plan_changes
+from singletable.tooling.migrations.planner import plan_changes
 from tests.integration._executors import connect
 
 if TYPE_CHECKING:
@@ -254,7 +254,7 @@ def test_cli_transform_option(
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", "local")
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "local")
         argv += ["--endpoint-url", dynamodb_endpoint]
-    import singletable.tooling.migrate as runner
+    import singletable.tooling.migrations.runner as runner
 
     real = plan_changes
     monkeypatch.setattr(runner, "plan_changes", lambda *a: flagged_plan(table_name))

@@ -49,9 +49,9 @@ from singletable.operations.items import Delete, Get
 from singletable.operations.query import EntityQuery
 from singletable.operations.update import Update
 from singletable.tooling.browser import views
-from singletable.tooling.capacity import estimate_capacity
-from singletable.tooling.planner import ChangeClass, plan_changes
-from singletable.tooling.snapshot import read_snapshot
+from singletable.tooling.cost.capacity import estimate_capacity
+from singletable.tooling.migrations.planner import ChangeClass, plan_changes
+from singletable.tooling.migrations.snapshot import read_snapshot
 from singletable.types import Item
 
 __all__ = ["BrowserConfig", "create_app", "render"]

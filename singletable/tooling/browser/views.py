@@ -27,7 +27,7 @@ from singletable.model.plan import EntityPlan, FieldPlan, KeyPlan
 from singletable.model.table import GSI, Table
 from singletable.operations.collection import Collection, CollectionQuery
 from singletable.operations.query import EntityQuery
-from singletable.tooling.lint import lint_model
+from singletable.tooling.cost.lint import lint_model
 from singletable.types import Item
 
 __all__ = [

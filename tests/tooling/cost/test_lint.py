@@ -12,7 +12,7 @@ from singletable.entity import Entity
 from singletable.keys.codecs import KeyFormat
 from singletable.model.plan import IndexKeys
 from singletable.model.table import GSI, Table
-from singletable.tooling.lint import LintWarning, lint_model, lint_report
+from singletable.tooling.cost.lint import LintWarning, lint_model, lint_report
 
 
 class Status(enum.Enum):

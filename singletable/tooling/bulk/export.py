@@ -46,8 +46,8 @@ from singletable.operations.protocol import Executor
 from singletable.operations.scan import Scan, check_segment_count
 from singletable.operations.stream import StreamExecutor
 from singletable.operations.tables import DescribeTable
-from singletable.tooling.load import MAX_ERRORS, JsonLines, LineError
-from singletable.tooling.progress import Progress, Wording
+from singletable.tooling.bulk.load import MAX_ERRORS, JsonLines, LineError
+from singletable.tooling.jobs.progress import Progress, Wording
 from singletable.types import Item
 
 #: "1,200 of ~5,000 scanned (24%), 1,198 written, 2 skipped": the total is DynamoDB's

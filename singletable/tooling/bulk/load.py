@@ -47,7 +47,7 @@ from singletable.operations.common import describe_key, stamp_times, utc_now
 from singletable.operations.items import Put
 from singletable.operations.limits import LONE_SURROGATE
 from singletable.operations.protocol import Executor
-from singletable.tooling.progress import Progress, Wording
+from singletable.tooling.jobs.progress import Progress, Wording
 from singletable.types import Item
 
 #: How a load's progress names its counts: "1,200 of 5,000 written (24%), 0 failed".

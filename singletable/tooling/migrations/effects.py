@@ -19,7 +19,7 @@ membership (sparse indexes), template text, codec parameters and stored-format i
 escaping. Non-key attributes, the stored identifier (``_et``/``_ev``) and the TTL
 attribute are compared the same way. Each difference becomes an `Effect`.
 
-Pure: it reads JSON-able snapshot descriptions only (``singletable.tooling.snapshot``).
+Pure: it reads JSON-able snapshot descriptions only (``singletable.tooling.migrations.snapshot``).
 """
 
 from __future__ import annotations

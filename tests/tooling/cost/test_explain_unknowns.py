@@ -114,7 +114,7 @@ def test_an_empty_result_given_explicitly_is_an_exact_zero() -> None:
 
 
 def test_every_estimable_operation_is_covered() -> None:
-    from singletable.tooling import capacity
+    from singletable.tooling.cost import capacity
 
     covered = {type(build()).__name__ for build, *_ in CASES.values()}
     declared = {kind.__name__ for kinds, _, _ in capacity._NEEDS for kind in kinds}

@@ -6,8 +6,8 @@ from datetime import datetime
 from typing import Annotated, Any
 
 import singletable as st
-from singletable.tooling.planner import ChangeClass, MigrationPlan, plan_changes
-from singletable.tooling.snapshot import load_snapshot, snapshot_json
+from singletable.tooling.migrations.planner import ChangeClass, MigrationPlan, plan_changes
+from singletable.tooling.migrations.snapshot import load_snapshot, snapshot_json
 
 REWRITE = ChangeClass.ITEM_REWRITE
 

@@ -20,8 +20,8 @@ from pydantic import ConfigDict, Field
 
 import singletable as st
 from singletable.operations.protocol import Call, Operation
-from singletable.tooling.load import JsonLines, LineError, check, load
-from singletable.tooling.progress import Progress
+from singletable.tooling.bulk.load import JsonLines, LineError, check, load
+from singletable.tooling.jobs.progress import Progress
 
 app = st.Table("load-app")
 other = st.Table("load-other", entity_attribute="kind")

@@ -16,7 +16,11 @@ from pydantic import Field
 
 import singletable as st
 from singletable.attributes.size import item_size
-from singletable.tooling.capacity import LSI_ENTRY_OVERHEAD_BYTES, estimate_capacity, index_entry
+from singletable.tooling.cost.capacity import (
+    LSI_ENTRY_OVERHEAD_BYTES,
+    estimate_capacity,
+    index_entry,
+)
 
 table = st.Table(
     "exact",

@@ -1,7 +1,7 @@
 """The migration planner: what changed between a committed snapshot and the current model.
 
-Both sides are compared as snapshot documents (`singletable.tooling.snapshot`), so the planner
-reads only what the compiled plans describe. Every difference becomes a `Change` with a
+Both sides are compared as snapshot documents (`snapshot`), so the planner reads only
+what the compiled plans describe. Every difference becomes a `Change` with a
 `ChangeClass` and a reason a reviewer can act on; a `MigrationPlan` renders them as text
 or JSON and turns the worst class into a CI exit code:
 
@@ -26,8 +26,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from singletable.tooling.effects import entity_effects
-from singletable.tooling.snapshot import Model, snapshot
+from singletable.tooling.migrations.effects import entity_effects
+from singletable.tooling.migrations.snapshot import Model, snapshot
 
 
 class ChangeClass(enum.Enum):

@@ -14,7 +14,7 @@ import pytest
 import singletable as st
 from singletable import examples
 from singletable.cli import main
-from singletable.tooling.snapshot import (
+from singletable.tooling.migrations.snapshot import (
     FORMAT_VERSION,
     load_snapshot,
     read_snapshot,
@@ -22,7 +22,7 @@ from singletable.tooling.snapshot import (
     snapshot_json,
 )
 
-EXPECTED = Path(__file__).parents[1] / "expected" / "demo.snapshot.json"
+EXPECTED = Path(__file__).parents[2] / "expected" / "demo.snapshot.json"
 
 
 def test_demo_snapshot_matches_committed_file() -> None:
@@ -246,7 +246,7 @@ def test_snapshot_without_format_ids_plans_a_rewrite_only_where_a_format_changed
     # Format ids still at version 1 have never changed: a legacy snapshot matches them.
     # datetime attributes are at datetime-utc-us/2: the planner cannot know which version
     # the stored items hold, says so, and plans an (idempotent) rewrite.
-    from singletable.tooling.planner import ChangeClass, plan_changes
+    from singletable.tooling.migrations.planner import ChangeClass, plan_changes
 
     legacy = load_snapshot(json.dumps(_legacy(_demo_document())))
     result = plan_changes(examples.demo, legacy)
@@ -260,6 +260,6 @@ def test_snapshot_without_format_ids_plans_a_rewrite_only_where_a_format_changed
 
 
 def test_current_snapshot_of_the_same_model_plans_nothing() -> None:
-    from singletable.tooling.planner import plan_changes
+    from singletable.tooling.migrations.planner import plan_changes
 
     assert plan_changes(examples.demo, load_snapshot(snapshot_json(examples.demo))).changes == ()

@@ -17,10 +17,15 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from singletable import examples
-from singletable.tooling.schema import cloudformation_template, logical_id, to_json, to_yaml
+from singletable.tooling.definitions.schema import (
+    cloudformation_template,
+    logical_id,
+    to_json,
+    to_yaml,
+)
 from tests.schema_models import full_table
 
-EXPECTED = Path(__file__).parents[1] / "expected"
+EXPECTED = Path(__file__).parents[2] / "expected"
 # SINGLETABLE_REGEN=1 rewrites the expected files (review the diff before committing).
 REGEN = os.environ.get("SINGLETABLE_REGEN") == "1"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from singletable.tooling.progress import Counts, Progress
+from singletable.tooling.jobs.progress import Counts, Progress
 
 
 class Recorder(io.StringIO):
@@ -85,7 +85,7 @@ def test_bar_on_a_terminal() -> None:
 CHILD = textwrap.dedent(
     """
     import sys
-    from singletable.tooling.progress import Progress
+    from singletable.tooling.jobs.progress import Progress
 
     progress = Progress("rewrite t", 10, sys.stdout, interval=0)
     progress.update(scanned=5, rewritten=5)
@@ -101,7 +101,7 @@ def test_lines_reach_a_pipe_while_the_process_runs(tmp_path: Path) -> None:
     # would see nothing until the child exits, and the child waits for the parent.
     script = tmp_path / "child.py"
     script.write_text(CHILD)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])}
     env.pop("PYTHONUNBUFFERED", None)
     with subprocess.Popen(
         [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env

@@ -62,10 +62,10 @@ from singletable.model.definition import create_table_request, index_projection
 from singletable.model.plan import EntityPlan
 from singletable.model.table import Table
 from singletable.operations.scan import check_segment_count
-from singletable.tooling.planner import Change, ChangeClass, MigrationPlan, plan_changes
-from singletable.tooling.progress import Counts, Progress
-from singletable.tooling.snapshot import Model, dumps, snapshot_json, tables_of
-from singletable.tooling.unique import UniqueBackfillReport, backfill_unique
+from singletable.tooling.jobs.progress import Counts, Progress
+from singletable.tooling.migrations.backfill import UniqueBackfillReport, backfill_unique
+from singletable.tooling.migrations.planner import Change, ChangeClass, MigrationPlan, plan_changes
+from singletable.tooling.migrations.snapshot import Model, dumps, snapshot_json, tables_of
 from singletable.types import Item
 
 CHECKPOINT_VERSION = 2

@@ -36,8 +36,8 @@ from pydantic import BaseModel, ValidationError
 import singletable as st
 from singletable.errors import SingleTableError
 from singletable.model.definition import create_table_request
-from singletable.tooling.planner import ChangeClass, MigrationPlan, plan_changes
-from singletable.tooling.snapshot import load_snapshot, snapshot_json
+from singletable.tooling.migrations.planner import ChangeClass, MigrationPlan, plan_changes
+from singletable.tooling.migrations.snapshot import load_snapshot, snapshot_json
 
 # Pure pairs are cheap (about 8 ms each): 1,000 a run, because a defect the test found
 # showed up about once in 10,000 pairs (a new index keying an int at a fixed width).

@@ -17,7 +17,7 @@ from singletable.model.plan import IndexKeys
 from singletable.model.table import GSI, LSI, Projection, Table
 from singletable.operations.batch import BatchGet, BatchWrite
 from singletable.operations.transactions import TransactGet, TransactWrite
-from singletable.tooling.capacity import (
+from singletable.tooling.cost.capacity import (
     CapacityEstimate,
     estimate_capacity,
     index_entry,

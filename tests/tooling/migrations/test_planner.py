@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 import pytest
 
 import singletable as st
-from singletable.tooling.planner import ChangeClass, MigrationPlan, plan_changes
-from singletable.tooling.snapshot import load_snapshot, snapshot_json
+from singletable.tooling.migrations.planner import ChangeClass, MigrationPlan, plan_changes
+from singletable.tooling.migrations.snapshot import load_snapshot, snapshot_json
 
 SAFE = ChangeClass.SAFE
 ONLINE = ChangeClass.ONLINE_INDEX

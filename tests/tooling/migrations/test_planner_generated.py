@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 
-from singletable.tooling.planner import ChangeClass, plan_changes
-from singletable.tooling.snapshot import load_snapshot, snapshot_json
+from singletable.tooling.migrations.planner import ChangeClass, plan_changes
+from singletable.tooling.migrations.snapshot import load_snapshot, snapshot_json
 from tests.strategies import EntitySpec, build_entity, entity_specs
 
 

@@ -1,0 +1,1 @@
+"""Table definitions generated from the model: `schema` (CloudFormation, ``create_table``)."""

@@ -1,0 +1,126 @@
+"""``singletable synth``, ``snapshot``, ``plan`` and ``lint``: the model, without a table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from singletable.cli.codes import EXIT_CODES_HELP
+from singletable.cli.common import MODEL_HELP, Subcommands, load_model, read_snapshot_file
+
+
+def add_synth(sub: Subcommands) -> None:
+    """``synth``: the table definition."""
+    p = sub.add_parser(
+        "synth",
+        help="print the table definition (CloudFormation JSON/YAML or a create_table request)",
+        description="Print the table definition generated from the model.",
+    )
+    p.add_argument("model", help=MODEL_HELP)
+    p.add_argument(
+        "--format",
+        choices=["json", "yaml", "create-table"],
+        default="json",
+        help="json/yaml: a CloudFormation template with one AWS::DynamoDB::Table per table; "
+        "create-table: the boto3 create_table request(s) as JSON (default: json)",
+    )
+    p.set_defaults(func=_cmd_synth)
+
+
+def _cmd_synth(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.model.definition import create_table_request
+    from singletable.tooling.definitions.schema import cloudformation_template, to_json, to_yaml
+
+    tables = load_model(args.model)
+    if args.format == "create-table":
+        requests = [create_table_request(t) for t in tables]
+        out.write(to_json(requests[0] if len(requests) == 1 else requests))
+    elif args.format == "yaml":
+        out.write(to_yaml(cloudformation_template(tables)))
+    else:
+        out.write(to_json(cloudformation_template(tables)))
+    return 0
+
+
+def add_snapshot(sub: Subcommands) -> None:
+    """``snapshot``: the model snapshot."""
+    p = sub.add_parser(
+        "snapshot",
+        help="write the model snapshot (commit it next to the code)",
+        description="Describe everything the model writes into stored items (key templates, "
+        "codec parameters, entity identifiers, indexes) as deterministic JSON.",
+    )
+    p.add_argument("model", help=MODEL_HELP)
+    p.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    p.set_defaults(func=_cmd_snapshot)
+
+
+def _cmd_snapshot(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.tooling.migrations.snapshot import snapshot_json
+
+    text = snapshot_json(load_model(args.model))
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        out.write(text)
+    return 0
+
+
+def add_plan(sub: Subcommands) -> None:
+    """``plan``: the model against a snapshot, classified."""
+    p = sub.add_parser(
+        "plan",
+        help="compare the model with a snapshot and classify every change",
+        description="Compare the current model with a committed snapshot and list every "
+        "change with its class and reason. The exit code is that of the worst change, so CI "
+        "can gate on it.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model", help=MODEL_HELP)
+    p.add_argument("snapshot", help="the snapshot file the stored data was written with")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.set_defaults(func=_cmd_plan)
+
+
+def _cmd_plan(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.tooling.migrations.planner import plan_changes
+
+    tables = load_model(args.model)
+    plan = plan_changes(tables, read_snapshot_file(args.snapshot))
+    out.write(plan.to_json() if args.json else plan.to_text())
+    return plan.exit_code
+
+
+def add_lint(sub: Subcommands) -> None:
+    """``lint``: hot-partition warnings."""
+    p = sub.add_parser(
+        "lint",
+        help="warn about partition keys that can take only a few values (hot partitions)",
+        description="Check every partition key template (table and GSIs) for a low number of "
+        "possible values (built only from bools, enums, Literals, dates or constants), and "
+        "estimate the load per key for a request rate against DynamoDB's per-partition "
+        "limits (3,000 RCU and 1,000 WCU per second). Exit code: 0 clean, 1 warnings, 2 the "
+        "given rate exceeds a partition's limit.",
+    )
+    p.add_argument("model", help=MODEL_HELP)
+    p.add_argument(
+        "--writes-per-second", type=float, help="expected writes per second (whole table)"
+    )
+    p.add_argument("--reads-per-second", type=float, help="expected reads per second (whole table)")
+    p.set_defaults(func=_cmd_lint)
+
+
+def _cmd_lint(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.tooling.cost.lint import lint_report
+
+    text, code = lint_report(
+        load_model(args.model),
+        writes_per_second=args.writes_per_second,
+        reads_per_second=args.reads_per_second,
+    )
+    out.write(text if text.endswith("\n") else text + "\n")
+    return code

@@ -54,16 +54,9 @@ from singletable.errors import (
     UnknownFieldError,
     VersionConflictError,
 )
-from singletable.expressions.tree import (
-    Condition,
-    FieldRef,
-    SetValue,
-    SizeOperand,
-    UpdateAction,
-    and_,
-    not_,
-    or_,
-)
+from singletable.expressions.conditions import Condition, and_, not_, or_
+from singletable.expressions.fields import FieldRef, SizeOperand
+from singletable.expressions.updates import SetValue, UpdateAction
 from singletable.io.common import CapacityMeter
 from singletable.io.connection import Connection
 from singletable.io.embedded import embedded

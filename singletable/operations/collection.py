@@ -8,7 +8,8 @@ from typing import Any, TypeVar, overload
 from pydantic import BaseModel
 
 from singletable.errors import QueryError
-from singletable.expressions.tree import Placeholders, render_condition
+from singletable.expressions.conditions import render_condition
+from singletable.expressions.paths import Placeholders
 from singletable.model.plan import plan_of
 from singletable.operations.common import key_ref
 from singletable.operations.protocol import AsyncExecutor, Executor, Operation, Step

@@ -31,13 +31,10 @@ from singletable.errors import (
     KeyEncodeError,
     QueryError,
 )
-from singletable.expressions.tree import (
-    Condition,
-    FieldRef,
-    Placeholders,
-    render_condition,
-    render_projection,
-)
+from singletable.expressions.conditions import Condition, render_condition
+from singletable.expressions.fields import FieldRef
+from singletable.expressions.paths import Placeholders
+from singletable.expressions.projections import render_projection
 from singletable.keys.ranges import can_produce_key_in
 from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES
 from singletable.model.unique import is_guard_item

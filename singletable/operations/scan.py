@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from singletable.errors import QueryError, RequestLimitError
-from singletable.expressions.tree import Placeholders
+from singletable.expressions.paths import Placeholders
 from singletable.operations.common import key_ref
 from singletable.operations.query import BaseQuery, decode_any, same_version
 from singletable.types import Item

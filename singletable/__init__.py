@@ -68,7 +68,8 @@ from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
 from singletable.operations.collection import Collection, CollectionResult
 from singletable.operations.items import Delete, Get, ProjectedGet, Put
 from singletable.operations.protocol import Operation
-from singletable.operations.query import EntityQuery, Page
+from singletable.operations.query import EntityQuery
+from singletable.operations.reads import Page
 from singletable.operations.scan import Scan
 from singletable.operations.transactions import TransactGet, TransactWrite
 from singletable.operations.update import Update

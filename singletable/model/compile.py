@@ -11,7 +11,8 @@ from typing import Any, Union
 
 from pydantic import BaseModel
 
-from singletable.attributes.codecs import AttributeCodec, Encoder, attribute_codec_for
+from singletable.attributes.codec_parts import Encoder
+from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
 from singletable.attributes.numbers import beyond_number_range
 from singletable.errors import ModelDefinitionError
 from singletable.keys.codecs import KeyCodec, codec_for

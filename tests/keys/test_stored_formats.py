@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from singletable.attributes.codecs import attribute_codec_for
 from singletable.keys import codecs as key_codecs
-from singletable.keys.codecs import KeyCodec
+from singletable.keys.codec_base import KeyCodec
 from singletable.keys.formats import (
     ATTRIBUTE_FORMATS,
     CONTAINER_FORMATS,

@@ -54,16 +54,9 @@ from singletable.errors import (
     UnknownFieldError,
     VersionConflictError,
 )
-from singletable.expressions.tree import (
-    Condition,
-    FieldRef,
-    SetValue,
-    SizeOperand,
-    UpdateAction,
-    and_,
-    not_,
-    or_,
-)
+from singletable.expressions.conditions import Condition, and_, not_, or_
+from singletable.expressions.fields import FieldRef, SizeOperand
+from singletable.expressions.updates import SetValue, UpdateAction
 from singletable.io.common import CapacityMeter
 from singletable.io.connection import Connection
 from singletable.io.embedded import embedded
@@ -75,7 +68,8 @@ from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
 from singletable.operations.collection import Collection, CollectionResult
 from singletable.operations.items import Delete, Get, ProjectedGet, Put
 from singletable.operations.protocol import Operation
-from singletable.operations.query import EntityQuery, Page
+from singletable.operations.query import EntityQuery
+from singletable.operations.reads import Page
 from singletable.operations.scan import Scan
 from singletable.operations.transactions import TransactGet, TransactWrite
 from singletable.operations.update import Update

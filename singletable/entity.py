@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from typing_extensions import Self
 
 from singletable.errors import EntityTypeError, ModelDefinitionError
-from singletable.expressions.tree import Condition
+from singletable.expressions.conditions import Condition
 from singletable.model.compile import compile_entity
 from singletable.model.fields import FieldRefsDescriptor
 from singletable.model.plan import EntityPlan, plan_of

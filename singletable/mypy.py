@@ -76,7 +76,7 @@ __all__ = ["SINGLETABLE_NAME", "SingletablePlugin", "plugin"]
 # package's re-exports rename ``__module__`` at run time, so it cannot be read from there).
 _ENTITY: Final = "singletable.entity.Entity"
 _FIELD_REFS: Final = "singletable.model.fields.FieldRefs"
-_FIELD_REF: Final = "singletable.expressions.tree.FieldRef"
+_FIELD_REF: Final = "singletable.expressions.fields.FieldRef"
 _QUERY: Final = "singletable.operations.query.EntityQuery"
 _UPDATE: Final = "singletable.operations.update.Update"
 _GET: Final = "singletable.operations.items.Get"

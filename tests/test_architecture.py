@@ -73,6 +73,11 @@ def _modules() -> list[str]:
 def test_the_documented_layers_are_the_checked_layers_in_the_same_order() -> None:
     rows = _doc_rows()
     for contract in _layers_contracts():
+        if not all(
+            (ROOT / name.replace(".", "/")).is_dir() for layer in contract.layers for name in layer
+        ):
+            # Layers that are modules (the expressions) are named in their package's row.
+            continue
         depth = 2 if contract.container is None else contract.container.count(".") + 2
         documented = [
             sorted(row.packages)

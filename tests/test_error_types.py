@@ -54,7 +54,7 @@ INVARIANTS = {
     ("singletable.io.lean", "TypeError"): "the json module's contract for default= hooks",
     ("singletable", "AttributeError"): "the module __getattr__ protocol (lazy names)",
     ("singletable.io", "AttributeError"): "the module __getattr__ protocol (lazy names)",
-    ("singletable.expressions.tree", "AttributeError"): "an expression node is immutable "
+    ("singletable.expressions.operands", "AttributeError"): "an expression node is immutable "
     "(Python's error for a read-only attribute, as a frozen dataclass raises it)",
 }
 

@@ -3,7 +3,8 @@
 * `numbers`: DynamoDB's Number rules (38 significant digits, 1E-130 .. 1E+126), number text.
 * `size`: item size by DynamoDB's rules, and the 400 KB limit.
 * `convert`: the generic runtime converter for values of any supported type.
-* `codecs`: one compiled `AttributeCodec` per field annotation (the hot path).
+* `codecs`: one compiled `AttributeCodec` per field annotation (the hot path); the codecs
+  by family are in `scalars`, `choices` and `containers`, built from `codec_parts`.
 
 Nothing here knows about keys, entities or requests.
 """

@@ -5,23 +5,21 @@ Build them from typed field references (``Order.f.status == "paid"``,
 name and value behind a placeholder. Pure: no I/O, no knowledge of entities.
 """
 
-from singletable.expressions.tree import (
-    AttributeTypeName,
+from singletable.expressions.conditions import (
     Condition,
-    FieldRef,
-    Path,
-    Placeholders,
-    SetValue,
-    SizeOperand,
-    UpdateAction,
-    ValueConverter,
     and_,
     condition_paths,
     not_,
     or_,
-    plain_set_value,
     render_condition,
-    render_projection,
+)
+from singletable.expressions.fields import AttributeTypeName, FieldRef, SizeOperand
+from singletable.expressions.paths import Path, Placeholders, ValueConverter
+from singletable.expressions.projections import render_projection
+from singletable.expressions.updates import (
+    SetValue,
+    UpdateAction,
+    plain_set_value,
     render_update,
     update_paths,
 )

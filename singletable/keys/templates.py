@@ -23,7 +23,8 @@ from singletable.errors import (
     KeyTooLargeError,
     ModelDefinitionError,
 )
-from singletable.keys.codecs import KeyCodec, SegmentEscaper
+from singletable.keys.codec_base import KeyCodec
+from singletable.keys.escaping import SegmentEscaper
 
 FIELD_SEGMENT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 

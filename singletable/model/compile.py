@@ -11,10 +11,12 @@ from typing import Any, Union
 
 from pydantic import BaseModel
 
-from singletable.attributes.codecs import AttributeCodec, Encoder, attribute_codec_for
+from singletable.attributes.codec_parts import Encoder
+from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
 from singletable.attributes.numbers import beyond_number_range
 from singletable.errors import ModelDefinitionError
-from singletable.keys.codecs import KeyCodec, codec_for
+from singletable.keys.codec_base import KeyCodec
+from singletable.keys.codecs import codec_for
 from singletable.keys.templates import FIELD_SEGMENT, KeyTemplate
 from singletable.model.codegen import install_generated_codecs
 from singletable.model.plan import EntityPlan, FieldPlan, IndexKeys, KeyPlan

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from singletable.attributes.codecs import AttributeCodec
 from singletable.attributes.convert import to_attribute_value
 from singletable.errors import ExpressionError, UnknownFieldError
-from singletable.expressions.tree import FieldRef
+from singletable.expressions.fields import FieldRef
 from singletable.model.plan import EntityPlan, plan_of
 from singletable.types import AttributeValue
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from singletable.errors import ModelDefinitionError
-from singletable.keys.codecs import SegmentEscaper
+from singletable.keys.escaping import SegmentEscaper
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan

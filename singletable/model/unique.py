@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from singletable.errors import KeyDecodeError
-from singletable.keys.codecs import KeyCodec
+from singletable.keys.codec_base import KeyCodec
 from singletable.keys.templates import KeyTemplate
 from singletable.model.table import Table
 from singletable.types import AttributeValue, Item

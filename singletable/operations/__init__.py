@@ -19,7 +19,8 @@ from singletable.operations.protocol import (
     Sleep,
     Step,
 )
-from singletable.operations.query import EntityQuery, Page
+from singletable.operations.query import EntityQuery
+from singletable.operations.reads import Page
 from singletable.operations.scan import Scan
 from singletable.operations.stream import AsyncStreamExecutor, Emit, Folded, Stream, StreamExecutor
 from singletable.operations.transactions import TransactGet, TransactWrite

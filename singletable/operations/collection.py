@@ -8,11 +8,13 @@ from typing import Any, TypeVar, overload
 from pydantic import BaseModel
 
 from singletable.errors import QueryError
-from singletable.expressions.tree import Placeholders, render_condition
+from singletable.expressions.conditions import render_condition
+from singletable.expressions.paths import Placeholders
 from singletable.model.plan import plan_of
+from singletable.operations.bounds import partition_key_text
 from singletable.operations.common import key_ref
 from singletable.operations.protocol import AsyncExecutor, Executor, Operation, Step
-from singletable.operations.query import BaseQuery, Page, decode_any, partition_key_text
+from singletable.operations.reads import BaseQuery, Page, decode_any
 from singletable.operations.stream import Folded, consume
 from singletable.types import Item
 

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from singletable.errors import ConditionFailedError, KeyEncodeError, ServiceError
-from singletable.expressions.tree import Condition, FieldRef, Placeholders, render_condition
+from singletable.expressions.conditions import Condition, render_condition
+from singletable.expressions.fields import FieldRef
+from singletable.expressions.paths import Placeholders
 from singletable.operations.protocol import ReturnCapacity
 from singletable.types import AttributeValue, Item
 

@@ -22,7 +22,9 @@ from singletable.errors import (
     ServiceError,
     VersionConflictError,
 )
-from singletable.expressions.tree import Condition, Placeholders, and_, render_projection
+from singletable.expressions.conditions import Condition, and_
+from singletable.expressions.paths import Placeholders
+from singletable.expressions.projections import render_projection
 from singletable.model.fields import FieldRefs
 from singletable.model.plan import plan_of
 from singletable.operations.common import (

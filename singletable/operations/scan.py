@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import BaseModel
 
 from singletable.errors import QueryError, RequestLimitError
-from singletable.expressions.tree import Placeholders
+from singletable.expressions.paths import Placeholders
 from singletable.operations.common import key_ref
-from singletable.operations.query import BaseQuery, decode_any, same_version
+from singletable.operations.reads import BaseQuery, decode_any, same_version
 from singletable.types import Item
 
 if TYPE_CHECKING:

@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from singletable.attributes.size import item_size
 from singletable.errors import QueryError, RequestLimitError, ServiceError, TransactionCanceledError
-from singletable.expressions.tree import Condition, Placeholders, render_condition
+from singletable.expressions.conditions import Condition, render_condition
+from singletable.expressions.paths import Placeholders
 from singletable.operations.common import describe_key, request_capacity, split_key_values
 from singletable.operations.items import Delete, Get, Put
 from singletable.operations.protocol import Builder, Call, Operation, ReturnCapacity, Step, chain

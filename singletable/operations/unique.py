@@ -33,7 +33,8 @@ from singletable.errors import (
     TransactionCanceledError,
     UniqueConstraintError,
 )
-from singletable.expressions.tree import Condition, Placeholders, and_, or_, render_condition
+from singletable.expressions.conditions import Condition, and_, or_, render_condition
+from singletable.expressions.paths import Placeholders
 from singletable.model.fields import FieldRefs
 from singletable.model.unique import GUARD_HOLDER_PK, GUARD_HOLDER_SK, UniqueConstraint
 from singletable.operations.common import key_ref

@@ -20,12 +20,11 @@ from singletable.errors import (
     SingleTableError,
     VersionConflictError,
 )
-from singletable.expressions.tree import (
-    Condition,
-    FieldRef,
-    Placeholders,
+from singletable.expressions.conditions import Condition, and_
+from singletable.expressions.fields import FieldRef
+from singletable.expressions.paths import Placeholders
+from singletable.expressions.updates import (
     UpdateAction,
-    and_,
     plain_set_value,
     render_update,
     update_paths,

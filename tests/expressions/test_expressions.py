@@ -16,19 +16,18 @@ from pydantic import Field
 
 import singletable as st
 from singletable.errors import ExpressionError
-from singletable.expressions.tree import (
+from singletable.expressions.conditions import (
     Condition,
-    FieldRef,
-    Placeholders,
     and_,
     condition_paths,
     not_,
     or_,
     render_condition,
-    render_projection,
-    render_update,
-    update_paths,
 )
+from singletable.expressions.fields import FieldRef
+from singletable.expressions.paths import Placeholders
+from singletable.expressions.projections import render_projection
+from singletable.expressions.updates import render_update, update_paths
 from singletable.types import AttributeValue
 
 
@@ -576,7 +575,8 @@ def test_rendered_conditions_hold_no_user_text(
 
 
 def test_comparing_an_optional_field_with_none_tests_for_the_missing_attribute() -> None:
-    from singletable.expressions.tree import Placeholders, render_condition
+    from singletable.expressions.conditions import render_condition
+    from singletable.expressions.paths import Placeholders
 
     class Note(st.Entity, table=st.Table("followups-4"), pk="N#{nid}", sk="META"):
         nid: str

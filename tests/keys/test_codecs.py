@@ -17,23 +17,13 @@ from hypothesis import strategies as hs
 from pydantic import BaseModel
 
 from singletable.errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError
-from singletable.keys.codecs import (
-    BoolCodec,
-    DateCodec,
-    DatetimeCodec,
-    DecimalCodec,
-    EnumCodec,
-    FixedIntCodec,
-    FloatCodec,
-    IntCodec,
-    KeyCodec,
-    KeyFormat,
-    LiteralCodec,
-    SegmentEscaper,
-    StrCodec,
-    UUIDCodec,
-    codec_for,
-)
+from singletable.keys.choices import EnumCodec, LiteralCodec
+from singletable.keys.codec_base import KeyCodec
+from singletable.keys.codecs import KeyFormat, codec_for
+from singletable.keys.escaping import SegmentEscaper
+from singletable.keys.numbers import DecimalCodec, FixedIntCodec, FloatCodec, IntCodec
+from singletable.keys.text import BoolCodec, StrCodec, UUIDCodec
+from singletable.keys.times import DateCodec, DatetimeCodec
 from tests.strategies import (
     UTC,
     aware_datetimes,

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from singletable.attributes.codecs import attribute_codec_for
-from singletable.keys import codecs as key_codecs
-from singletable.keys.codecs import KeyCodec
+from singletable.keys.choices import EnumCodec, LiteralCodec
+from singletable.keys.codec_base import KeyCodec
 from singletable.keys.formats import (
     ATTRIBUTE_FORMATS,
     CONTAINER_FORMATS,
@@ -32,6 +32,9 @@ from singletable.keys.formats import (
     format_version,
     key_format,
 )
+from singletable.keys.numbers import DecimalCodec, FixedIntCodec, FloatCodec, IntCodec
+from singletable.keys.text import BoolCodec, StrCodec, UUIDCodec
+from singletable.keys.times import DateCodec, DatetimeCodec
 
 EXPECTED = Path(__file__).parents[1] / "expected" / "stored_formats.json"
 
@@ -50,18 +53,18 @@ MOMENTS = [
 ]
 
 KEY_SAMPLES: list[tuple[KeyCodec[Any], list[Any]]] = [
-    (key_codecs.StrCodec(), ["", "a#b", "é%"]),
-    (key_codecs.IntCodec(), [0, -1, 42, -(10**20), 10**20]),
-    (key_codecs.FixedIntCodec(6), [0, 42, 999999]),
-    (key_codecs.DecimalCodec(), [Decimal("0"), Decimal("-1.5"), Decimal("12.340")]),
-    (key_codecs.FloatCodec(), [0.0, -2.5, 1e300]),
-    (key_codecs.BoolCodec(), [False, True]),
-    (key_codecs.DatetimeCodec("us"), MOMENTS[:2]),
-    (key_codecs.DatetimeCodec("ms"), [MOMENTS[0]]),
-    (key_codecs.DateCodec(), [dt.date(2026, 6, 23)]),
-    (key_codecs.UUIDCodec(), [uuid.UUID(int=12345)]),
-    (key_codecs.EnumCodec(Color), [Color.BLUE]),
-    (key_codecs.LiteralCodec(["a", "b"]), ["b"]),
+    (StrCodec(), ["", "a#b", "é%"]),
+    (IntCodec(), [0, -1, 42, -(10**20), 10**20]),
+    (FixedIntCodec(6), [0, 42, 999999]),
+    (DecimalCodec(), [Decimal("0"), Decimal("-1.5"), Decimal("12.340")]),
+    (FloatCodec(), [0.0, -2.5, 1e300]),
+    (BoolCodec(), [False, True]),
+    (DatetimeCodec("us"), MOMENTS[:2]),
+    (DatetimeCodec("ms"), [MOMENTS[0]]),
+    (DateCodec(), [dt.date(2026, 6, 23)]),
+    (UUIDCodec(), [uuid.UUID(int=12345)]),
+    (EnumCodec(Color), [Color.BLUE]),
+    (LiteralCodec(["a", "b"]), ["b"]),
 ]
 
 ATTRIBUTE_SAMPLES: list[tuple[Any, list[Any]]] = [

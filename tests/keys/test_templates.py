@@ -22,8 +22,11 @@ from pydantic import create_model
 from singletable.entity import Entity
 from singletable.errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError, QueryError
 from singletable.examples import AuditEvent
-from singletable.keys.codecs import IntCodec, SegmentEscaper, StrCodec, codec_for
+from singletable.keys.codecs import codec_for
+from singletable.keys.escaping import SegmentEscaper
+from singletable.keys.numbers import IntCodec
 from singletable.keys.templates import KeyTemplate
+from singletable.keys.text import StrCodec
 from singletable.model.table import Table
 from tests.strategies import (
     ESCAPERS,

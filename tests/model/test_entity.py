@@ -30,7 +30,7 @@ from singletable.examples import Actor, AuditEvent, Folder, Reading, demo
 from singletable.keys.codecs import KeyFormat
 from singletable.model.plan import IndexKeys
 from singletable.model.table import GSI, LSI, Projection, Table
-from singletable.operations.query import decode_any
+from singletable.operations.reads import decode_any
 from tests.strategies import Level, Shade, aware_datetimes, key_text
 
 T0 = dt.datetime(2026, 6, 23, 8, 0, tzinfo=dt.timezone.utc)

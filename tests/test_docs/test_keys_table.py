@@ -5,16 +5,10 @@ import uuid
 from decimal import Decimal
 from pathlib import Path
 
-from singletable.keys.codecs import (
-    DateCodec,
-    DatetimeCodec,
-    DecimalCodec,
-    FixedIntCodec,
-    FloatCodec,
-    IntCodec,
-    SegmentEscaper,
-    UUIDCodec,
-)
+from singletable.keys.escaping import SegmentEscaper
+from singletable.keys.numbers import DecimalCodec, FixedIntCodec, FloatCodec, IntCodec
+from singletable.keys.text import UUIDCodec
+from singletable.keys.times import DateCodec, DatetimeCodec
 
 PAGE = (Path(__file__).parents[2] / "docs" / "keys.md").read_text(encoding="utf-8")
 T = dt.datetime(2026, 6, 23, 8, tzinfo=dt.timezone.utc)

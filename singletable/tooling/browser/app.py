@@ -39,7 +39,7 @@ from singletable.errors import (
     SingleTableError,
     VersionConflictError,
 )
-from singletable.expressions.tree import Condition, and_
+from singletable.expressions.conditions import Condition, and_
 from singletable.io.connection import Connection
 from singletable.model.fields import FieldRefs
 from singletable.model.plan import EntityPlan

@@ -58,7 +58,8 @@ from singletable.model.table import Table
 from singletable.operations.batch import BatchGet, BatchWrite
 from singletable.operations.collection import CollectionQuery
 from singletable.operations.items import Delete, Get, ProjectedGet, Put
-from singletable.operations.query import BaseQuery, EntityQuery
+from singletable.operations.query import EntityQuery
+from singletable.operations.reads import BaseQuery
 from singletable.operations.scan import Scan
 from singletable.operations.transactions import TransactGet, TransactWrite
 from singletable.operations.unique import (

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from singletable.errors import ServiceError
-from singletable.expressions.tree import Placeholders, and_, or_, render_condition
+from singletable.expressions.conditions import and_, or_, render_condition
+from singletable.expressions.paths import Placeholders
 from singletable.io.connection import Connection
 from singletable.model.plan import EntityPlan
 from singletable.operations.common import key_ref

@@ -4,7 +4,7 @@ An entity declares ``unique=("email",)`` (one constraint per field) or
 ``unique=[("tenant_id", "email")]`` (one constraint over a group of fields). For every
 stored item whose constrained fields are all set, the table holds a guard item whose
 primary key is built from the entity, the fields and their values; writes claim and
-release guards in the same transaction as the item (`singletable.operations.unique`).
+release guards in the same transaction as the item (`singletable.operations.guarded`).
 
 The guard key shape (see ``docs/uniqueness.md``) is, with delimiter ``D`` and escape
 character ``E``::

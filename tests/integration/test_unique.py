@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import singletable as st
-from singletable.model.unique import is_guard_item, read_guard
+from singletable.model.guards import read_guard
+from singletable.model.unique import is_guard_item
 from tests.integration._executors import connect
 
 if TYPE_CHECKING:

@@ -25,6 +25,7 @@ from singletable.expressions.fields import FieldRef
 from singletable.expressions.paths import Placeholders
 from singletable.expressions.projections import render_projection
 from singletable.keys.ranges import can_produce_key_in
+from singletable.model.plan import entity_plans
 from singletable.operations.bounds import (
     KeyCondition,
     SortRange,
@@ -209,7 +210,7 @@ class EntityQuery(BaseQuery[E]):
         condition = self._key_condition()
         op, values = (None, ()) if condition is None else (condition.op, condition.values)
         partition = (self.partition,)
-        for other in self.table.entity_plans():
+        for other in entity_plans(self.table):
             if other is self.plan:
                 continue
             theirs = other.indexes.get(mine.index) if mine.index else other.primary

@@ -21,6 +21,7 @@ from singletable.errors import CursorError, QueryError
 from singletable.expressions.conditions import Condition, render_condition
 from singletable.expressions.paths import Placeholders
 from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES
+from singletable.model.plan import entity_plan
 from singletable.model.unique import is_guard_item
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
 from singletable.operations.protocol import (
@@ -482,7 +483,7 @@ def decode_any(table: Table, item: Item) -> BaseModel | None:
     if name is None or version is None:
         return None
     try:
-        plan = table.entity_plan(name, int(version))
+        plan = entity_plan(table, name, int(version))
     except ValueError:
         return None
     return None if plan is None else plan.from_item(item)

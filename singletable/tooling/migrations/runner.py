@@ -59,7 +59,7 @@ from singletable.attributes.size import item_size
 from singletable.errors import MigrationError, ServiceError, SingleTableError
 from singletable.io.connection import Connection
 from singletable.model.definition import create_table_request, index_projection
-from singletable.model.plan import EntityPlan
+from singletable.model.plan import EntityPlan, entity_plan
 from singletable.model.table import Table
 from singletable.operations.scan import check_segment_count
 from singletable.tooling.jobs.progress import Counts, Progress
@@ -343,7 +343,7 @@ def migrate(
         if change.action is None or change.action["op"] != "backfill_unique":
             continue
         name, version = _split_id(change.action["entity"])
-        entity = tables[change.table].entity_plan(name, version)
+        entity = entity_plan(tables[change.table], name, version)
         assert entity is not None
         fields = tuple(change.action["fields"])
         task = f"{change.table}/{change.action['entity']}/unique {'+'.join(fields)}"
@@ -675,7 +675,7 @@ class _Rewrite:
         self.table = table
         self.o = options
         name, version = _split_id(new_id)
-        plan = table.entity_plan(name, version)
+        plan = entity_plan(table, name, version)
         if plan is None:  # pragma: no cover - the planner only pairs existing entities
             raise MigrationError(f"table {table.name}: no entity {new_id} in the model")
         self.plan: EntityPlan = plan

@@ -22,6 +22,7 @@ from typing import Any
 
 from singletable.errors import ModelDefinitionError, SnapshotError
 from singletable.keys.formats import TTL_FORMAT, key_format, with_formats
+from singletable.model.plan import entity_plans
 from singletable.model.table import GSI, Table
 
 #: Version of the snapshot document's layout. 2 added stored-format ids (``"format"``
@@ -108,7 +109,7 @@ def describe_table(table: Table) -> dict[str, Any]:
         },
         "entities": {
             entity_id(plan.name, plan.version): _with_formats(plan.describe())
-            for plan in table.entity_plans()
+            for plan in entity_plans(table)
         },
     }
 

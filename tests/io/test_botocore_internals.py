@@ -76,7 +76,9 @@ def check_method(owner: type, name: str, leading: list[str]) -> None:
 def check_instance_attribute(obj: object, name: str, cls: type) -> None:
     where = f"{type(obj).__module__}.{type(obj).__qualname__}.{name}"
     found = getattr(obj, name, None)
-    assert isinstance(found, cls), moved(where, f"an instance attribute of type {cls.__name__}", found)
+    assert isinstance(found, cls), moved(
+        where, f"an instance attribute of type {cls.__name__}", found
+    )
 
 
 # -- each internal ------------------------------------------------------------------------
@@ -199,7 +201,10 @@ def test_the_functions_return_the_clients_own_objects() -> None:
 @pytest.mark.parametrize(
     ("url", "parts"),
     [
-        ("https://dynamodb.us-east-1.amazonaws.com/", ("dynamodb.us-east-1.amazonaws.com", "/", "")),
+        (
+            "https://dynamodb.us-east-1.amazonaws.com/",
+            ("dynamodb.us-east-1.amazonaws.com", "/", ""),
+        ),
         ("http://LocalHost:80/", ("localhost", "/", "")),
         ("https://[::1]:8443/", ("[::1]:8443", "/", "")),
         ("http://localhost:8000/a/../b/?x=1&a=2", ("localhost:8000", "/b/", "a=2&x=1")),

@@ -152,7 +152,8 @@ def check_get_current_datetime() -> None:
 
 
 def check_headers_dict() -> None:
-    prepared = AWSRequest(method="POST", url=ENDPOINT + "/", data=b"{}").prepare()
+    # (botocore's stubs declare the header map as HTTPHeaders)
+    prepared: Any = AWSRequest(method="POST", url=ENDPOINT + "/", data=b"{}").prepare()
     assert type(prepared.headers) is HeadersDict, moved(
         "botocore.awsrequest.HeadersDict", "the prepared request's header map", prepared.headers
     )
@@ -263,7 +264,11 @@ def test_lean_emits_before_send_and_needs_retry_as_botocores_endpoint() -> None:
     botocores = emitted(lambda client: client.get_item(**params))  # type: ignore[attr-defined]
     leans = emitted(lambda client: LeanTransport(client).send("get_item", params))
     assert set(botocores) == {"before-send", "needs-retry"}
-    assert leans == botocores, moved("the before-send / needs-retry arguments", botocores, leans)
+    assert leans == botocores, moved(
+        "the arguments of before-send / needs-retry",
+        f"what the lean path emits: {leans}",
+        botocores,
+    )
 
 
 # -- nothing else reaches into botocore -------------------------------------------------------

@@ -92,9 +92,10 @@ class Entity(BaseModel):
 
     def to_item(self) -> Item:
         """This instance as a low-level DynamoDB item (keys, attributes, identifier)."""
-        # Not replaced by the generated encoder on each class: that ran in 0.96-1.01x this
-        # method's time on bench_family's models (bench_micro.py bind: within the noise),
-        # and writes call plan.to_item, not this method.
+        # Not replaced by the generated encoder on each class: that took 0.97-1.01x this
+        # method's time on most of bench_family's models (benchmarks/bench_micro.py bind,
+        # paired medians over 3 runs, 0.93-1.14x at the ends: within the noise), and
+        # writes call plan.to_item, not this method.
         plan = self.__singletable_plan__
         if plan is None:
             plan_of(type(self))  # raises: abstract

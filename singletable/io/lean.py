@@ -224,6 +224,12 @@ class _DynamoDBSigner:
     generated requests). Requests outside that shape (headers added by the endpoint
     rules, a context asking for an unsigned payload or a trailing checksum, an empty
     body) are signed by `SigV4Auth` itself.
+
+    It pays (benchmarks/bench_micro.py ``signer``: whole ``send`` calls answered by a
+    ``before-send`` hook, 7 models, median of 15 paired rounds, 3 runs): mostly
+    0.44-0.54x the time with `SigV4Auth` for a GetItem or PutItem (about 70 µs less a
+    request; 0.30-0.59x at the ends), 0.52-0.63x for a 25-item BatchWriteItem, mostly
+    0.75-0.89x for a 100-item Query page.
     """
 
     def __init__(self) -> None:

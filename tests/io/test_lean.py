@@ -413,18 +413,6 @@ def test_a_value_json_cannot_carry_is_refused_before_sending() -> None:
         transport.send("get_item", {"TableName": "t", "Key": {"PK": {"N": 1j}}})
 
 
-def test_botocore_internals_the_lean_path_relies_on() -> None:
-    # Private botocore attributes the transport reads: a botocore upgrade that moves
-    # one of them fails here, not in production.
-    client = make_client()
-    assert client._request_signer._credentials.get_frozen_credentials().access_key == "k"
-    assert client._endpoint.http_session.send is not None
-    url, headers, _ = client._resolve_endpoint_ruleset(
-        SERVICE.operation_model("GetItem"), {"TableName": "t"}, {}
-    )
-    assert (url, headers) == (ENDPOINT, {})
-
-
 @settings(max_examples=30, deadline=None)
 @given(data=st.data())
 def test_stdlib_json_fallback_sends_the_same_body(data: st.DataObject) -> None:

@@ -1,0 +1,535 @@
+"""Each micro-optimisation against the plain code it replaces, on varied models.
+
+A micro-optimisation stays only while it pays beyond the machine's noise. Each section
+here times the optimised code and its plain baseline **interleaved in one process**
+(rounds alternate which goes first, so a noisy phase hits both), on realistic models
+of different shapes, not only the friendly case:
+
+* ``signer``: the lean transport's own SigV4 signer (`singletable.io.lean`) against
+  botocore's ``SigV4Auth`` + ``AWSRequest.prepare`` (what the transport does for any
+  other request shape), on whole ``LeanTransport.send`` calls answered by a
+  ``before-send`` hook (no HTTP): GetItem, PutItem, a 25-item BatchWriteItem and a
+  100-item Query page over the `bench_family` models, and GetItem with a session token;
+* ``bind``: ``obj.to_item()`` with the generated encoder installed as the class's
+  method (what ``singletable.entity._bind_item_encoder`` did until the figures here
+  took it out) against `Entity.to_item` calling it, on every `bench_family` model;
+* ``surrogates``: the lone-surrogate check every request passes
+  (`singletable.operations.limits`): the ``marshal`` pre-filter against the exact walk
+  alone, on BatchWriteItem requests of each model, with ASCII text, with non-ASCII text
+  (accents, CJK) and with binary attributes;
+* ``nodes``: the expression tree's nodes as plain classes over `_Node`
+  (`singletable.expressions.tree`) against the frozen, slotted dataclasses they were
+  (the module's source rewritten here): ``import singletable`` in fresh interpreters
+  from two copies of the package, as bench_overheads times it, and building + rendering
+  a typical condition and update.
+
+For each case it prints both times, ``ratio`` = optimised / baseline of the best
+round of each (below 1.00x: the optimisation pays), and the median and spread (min-max)
+of the per-round ratios, which is the noise to read the ratio against. Run the whole script
+several times to see the run-to-run noise too (benchmarks/README.md has the figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import marshal
+import random
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import timeit
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import boto3
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSPreparedRequest, AWSRequest, AWSResponse
+from botocore.compat import HTTPHeaders
+from botocore.config import Config
+from botocore.credentials import ReadOnlyCredentials
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_family
+import bench_overheads
+
+import singletable as st
+from singletable.expressions import tree
+from singletable.io.lean import LeanTransport
+from singletable.operations import limits
+
+
+@dataclass(frozen=True)
+class Result:
+    """One A/B: best per-call µs of each side and the per-round ratios."""
+
+    case: str
+    baseline_us: float
+    optimised_us: float
+    round_ratios: list[float]
+
+    @property
+    def ratio(self) -> float:
+        return self.optimised_us / self.baseline_us
+
+    def line(self) -> str:
+        low, high = min(self.round_ratios), max(self.round_ratios)
+        middle = statistics.median(self.round_ratios)
+        return (
+            f"  {self.case:<28} {self.baseline_us:9.2f} {self.optimised_us:9.2f}"
+            f"   {self.ratio:5.2f}x   {middle:4.2f}  {low:4.2f}-{high:4.2f}"
+        )
+
+
+HEADER = "  case                          baseline optimised   ratio  per-round: median, range"
+
+
+def ab(
+    case: str,
+    baseline: Callable[[], Any],
+    optimised: Callable[[], Any],
+    *,
+    number: int,
+    rounds: int,
+) -> Result:
+    """Time ``number`` calls of each side per round, interleaved, ``rounds`` rounds."""
+    base: list[float] = []
+    opt: list[float] = []
+    for r in range(rounds):
+        order = ((baseline, base), (optimised, opt))
+        for func, times in order if r % 2 else order[::-1]:
+            times.append(timeit.timeit(func, number=number) / number * 1e6)
+    ratios = [o / b for o, b in zip(opt, base, strict=True)]
+    return Result(case, min(base), min(opt), ratios)
+
+
+# -- models -------------------------------------------------------------------------------
+
+
+def family(random_models: int) -> list[tuple[bench_family.ModelSpec, type[st.Entity]]]:
+    specs = bench_family.FAMILY + bench_family.random_specs(random_models, seed=13)
+    return [(spec, bench_family.build_model(spec)) for spec in specs]
+
+
+# -- signer ---------------------------------------------------------------------------------
+
+
+class _Raw:
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+    def stream(self, **_: Any) -> Any:
+        yield self.body
+
+    def read(self, *_: Any) -> bytes:
+        return self.body
+
+
+def _client(token: str | None) -> Any:
+    # As `Connection` configures its own client.
+    return boto3.Session().client(
+        "dynamodb",
+        region_name="us-east-1",
+        endpoint_url="https://dynamodb.us-east-1.amazonaws.com",
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        aws_session_token=token,
+        config=Config(parameter_validation=False, retries={"mode": "standard", "max_attempts": 10}),
+    )
+
+
+def _answer_with(body: bytes) -> Callable[..., AWSResponse]:
+    def answer(request: Any, **_: Any) -> AWSResponse:
+        headers = HTTPHeaders()
+        headers["x-amzn-requestid"] = "canned"
+        headers["content-type"] = "application/x-amz-json-1.0"
+        return AWSResponse(request.url, 200, headers, _Raw(body))
+
+    return answer
+
+
+class _SigV4AuthSigner:
+    """The baseline: what `LeanTransport` does for requests outside its signer's shape."""
+
+    def sign(
+        self,
+        credentials: ReadOnlyCredentials,
+        service: str,
+        region: str,
+        url: str,
+        headers: dict[str, str],
+        body: bytes,
+        context: dict[str, Any],
+    ) -> AWSPreparedRequest:
+        request = AWSRequest(method="POST", url=url, headers=headers, data=body)
+        request.context = context
+        SigV4Auth(credentials, service, region).add_auth(request)
+        return request.prepare()
+
+
+def _transport(body: bytes, token: str | None, *, fast: bool) -> LeanTransport:
+    client = _client(token)
+    client.meta.events.register("before-send.dynamodb", _answer_with(body))
+    transport = LeanTransport(client)
+    if not fast:
+        transport._fast_signer = _SigV4AuthSigner()  # type: ignore[assignment]
+    return transport
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value).encode()
+
+
+def signer(number: int, rounds: int, random_models: int) -> list[Result]:
+    results = []
+    for spec, model in family(random_models):
+        objs = bench_family.instances(spec, model, 100)
+        items = [o.to_item() for o in objs]
+        table = model.plan().table.name
+        key = model.plan().key(objs[0])
+        cases: list[tuple[str, str, dict[str, Any], bytes, str | None]] = [
+            ("get", "get_item", {"TableName": table, "Key": key}, _json({"Item": items[0]}), None),
+            ("put", "put_item", {"TableName": table, "Item": items[1]}, b"{}", None),
+            (
+                "batch write 25",
+                "batch_write_item",
+                {"RequestItems": {table: [{"PutRequest": {"Item": i}} for i in items[:25]]}},
+                b'{"UnprocessedItems":{}}',
+                None,
+            ),
+            (
+                "query 100",
+                "query",
+                {
+                    "TableName": table,
+                    "KeyConditionExpression": "PK = :pk",
+                    "ExpressionAttributeValues": {":pk": key["PK"]},
+                },
+                _json({"Items": items, "Count": 100, "ScannedCount": 100}),
+                None,
+            ),
+        ]
+        if spec.name == "audit":
+            cases.append(
+                (
+                    "get, session token",
+                    "get_item",
+                    {"TableName": table, "Key": key},
+                    _json({"Item": items[0]}),
+                    "IQoJb3JpZ2luX2VjEXAMPLETOKEN" * 12,
+                )
+            )
+        for name, action, params, answer, token in cases:
+            fast = _transport(answer, token, fast=True)
+            slow = _transport(answer, token, fast=False)
+            assert fast.send(action, copy.deepcopy(params)) == slow.send(
+                action, copy.deepcopy(params)
+            )
+
+            def base(t: LeanTransport = slow, a: str = action, p: dict[str, Any] = params) -> Any:
+                return t.send(a, p)
+
+            def opt(t: LeanTransport = fast, a: str = action, p: dict[str, Any] = params) -> Any:
+                return t.send(a, p)
+
+            results.append(ab(f"{spec.name}: {name}", base, opt, number=number, rounds=rounds))
+    return results
+
+
+# -- bind ---------------------------------------------------------------------------------
+
+
+def bind(number: int, rounds: int, random_models: int) -> list[Result]:
+    results = []
+    for spec, plain in family(random_models):
+        # The optimisation, as singletable had it: a second class of the same model whose
+        # to_item *is* its plan's generated encoder; the baseline is the plain method
+        # (Entity.to_item finds the plan and calls its encoder). Neither class changes
+        # while it is timed.
+        bound = bench_family.build_model(spec)
+        objs = bench_family.instances(spec, bound, 25)
+        plain_objs = bench_family.instances(spec, plain, 25)
+        plain_objs[0].to_item()  # generates the encoders
+        objs[0].to_item()
+        bound.to_item = bound.plan()._item_encoder  # type: ignore[method-assign, assignment]
+        assert plain.to_item is st.Entity.to_item
+        assert [o.to_item() for o in objs] == [o.to_item() for o in plain_objs]
+
+        def run(objs: list[st.Entity]) -> None:
+            for o in objs:
+                o.to_item()
+
+        per_item = ab(
+            spec.name,
+            lambda p=plain_objs: run(p),  # type: ignore[misc]
+            lambda o=objs: run(o),  # type: ignore[misc]
+            number=number,
+            rounds=rounds,
+        )
+        results.append(
+            Result(
+                per_item.case,
+                per_item.baseline_us / len(objs),
+                per_item.optimised_us / len(objs),
+                per_item.round_ratios,
+            )
+        )
+    return results
+
+
+# -- surrogates -----------------------------------------------------------------------------
+
+_ACCENTED = "Café crème à Orléans, déjà vu — naïve façade"
+_CJK = "東京都渋谷区神南一丁目 注文番号 ご確認ください"
+
+
+def _texts(value: Any, text: str, i: int = 0) -> Any:
+    # Every S value (and string set member) of an item replaced by non-ASCII text.
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if k == "S":
+                out[k] = f"{text} {i}"
+            elif k == "SS":
+                out[k] = [f"{text} {i} {n}" for n in range(len(v))]
+            else:
+                out[k] = _texts(v, text, i)
+        return out
+    if isinstance(value, list):
+        return [_texts(v, text, i) for v in value]
+    return value
+
+
+def _with_binary(item: dict[str, Any], i: int) -> dict[str, Any]:
+    # Seeded random bytes: a 1 KB value and two 64-byte ones. Random bytes hold what the
+    # pre-filter looks for (0xED then 0xA0..0xBF) about once in 2 KB, so a 25-item request
+    # of these always runs the walk after marshal: the pre-filter's unfriendly case.
+    rng = random.Random(i)
+    return {
+        **item,
+        "blob": {"B": rng.randbytes(1024)},
+        "thumbs": {"BS": [rng.randbytes(64), rng.randbytes(64)]},
+    }
+
+
+def _with_digest(item: dict[str, Any], i: int) -> dict[str, Any]:
+    # A 16-byte binary digest per item (400 bytes a request): mostly no false match.
+    return {**item, "digest": {"B": random.Random(i).randbytes(16)}}
+
+
+def surrogates(number: int, rounds: int, random_models: int) -> list[Result]:
+    results = []
+    for spec, model in family(random_models):
+        objs = bench_family.instances(spec, model, 25)
+        items = [o.to_item() for o in objs]
+        table = model.plan().table.name
+        variants = {
+            "ascii": items,
+            "accented": [_texts(item, _ACCENTED, i) for i, item in enumerate(items)],
+            "cjk": [_texts(item, _CJK, i) for i, item in enumerate(items)],
+            "binary 1 KB": [_with_binary(item, i) for i, item in enumerate(items)],
+            "digest 16 B": [_with_digest(item, i) for i, item in enumerate(items)],
+        }
+        for variant, chosen in variants.items():
+            if variant != "ascii" and spec.name.startswith("random"):
+                continue  # the text and binary variants on the named models only
+            params = {"RequestItems": {table: [{"PutRequest": {"Item": i}} for i in chosen]}}
+            assert not limits._has_lone_surrogate(params)
+            prefiltered = limits._ENCODED_SURROGATE.search(marshal.dumps(params, 4)) is None
+            assert not limits._walk_has_lone_surrogate(params)
+
+            def base(p: dict[str, Any] = params) -> bool:
+                return limits._walk_has_lone_surrogate(p)
+
+            def opt(p: dict[str, Any] = params) -> bool:
+                return limits._has_lone_surrogate(p)
+
+            case = f"{spec.name}: {variant}" + ("" if prefiltered else " (walked)")
+            results.append(ab(case, base, opt, number=number, rounds=rounds))
+    return results
+
+
+# -- nodes ----------------------------------------------------------------------------------
+
+_TREE = Path(tree.__file__)
+
+
+def dataclass_variant(source: str) -> str:
+    """``source`` (expressions/tree.py) with each `_Node` class a frozen, slotted dataclass.
+
+    What the module was before issue 13 replaced ``@dataclass(frozen=True, slots=True)``
+    by its `_Node` base: the base goes, each node class gets the decorator back and loses
+    its hand-written ``__slots__``.
+    """
+    marker = "@dataclass_transform(frozen_default=True)\nclass _Node"
+    start = source.find(marker)
+    end = source.find("\nclass ", start + len(marker))
+    if start < 0 or end < 0:
+        raise SystemExit(f"bench_micro nodes: no _Node class in {_TREE}: update this section")
+    source = source[:start] + source[end + 1 :]
+    out: list[str] = []
+    in_node = False
+    for line in source.split("\n"):
+        header = re.fullmatch(r"class (\w+)\((.*)\):", line)
+        if header and "_Node" in header.group(2):
+            bases = ", ".join(b.strip() for b in header.group(2).split(",") if b.strip() != "_Node")
+            out += ["@dataclass(frozen=True, slots=True)", f"class {header.group(1)}({bases}):"]
+            in_node = True
+            continue
+        if in_node and line.startswith("    __slots__ = "):
+            in_node = False
+            continue
+        out.append(line)
+    variant = "\n".join(out)
+    if "_Node" in variant:
+        raise SystemExit(f"bench_micro nodes: _Node used in {_TREE} beyond class bases")
+    future = "from __future__ import annotations\n"
+    return variant.replace(future, future + "from dataclasses import dataclass\n", 1)
+
+
+def _module(source: str) -> dict[str, Any]:
+    # A module of its own in sys.modules, as an import makes (dataclass resolves the
+    # string annotations through it).
+    module = ModuleType("singletable.expressions._bench_tree")
+    sys.modules[module.__name__] = module
+    exec(compile(source, str(_TREE), "exec"), module.__dict__)
+    return module.__dict__
+
+
+def _import_ms(checkout: Path) -> float:
+    return bench_overheads._import_ms("import singletable", checkout)
+
+
+def _text(v: object) -> dict[str, Any]:
+    return {"S": v}
+
+
+def _number(v: object) -> dict[str, Any]:
+    return {"N": str(v)}
+
+
+def _texts_list(v: Any) -> dict[str, Any]:
+    return {"L": [{"S": x} for x in v]}
+
+
+def _expressions(ns: dict[str, Any]) -> Callable[[], tuple[str, str]]:
+    """Build and render a typical condition and update with the module ``ns``."""
+    ref, ph_class = ns["FieldRef"], ns["Placeholders"]
+    status, total, qty = ref(("status",), _text), ref(("total",), _number), ref(("qty",), _number)
+    tags, note = ref(("tags",), _texts_list, element_to_av=_text), ref(("note",), _text)
+    address = ref(("address",), _text)
+    render_condition, render_update = ns["render_condition"], ns["render_update"]
+
+    def build() -> tuple[str, str]:
+        ph = ph_class()
+        condition = (
+            (status == "open")
+            & total.between(Decimal(1), Decimal(100))
+            & (tags.contains("x") | ~note.exists())
+            & qty.is_in(1, 2, 3)
+            & address["city"].begins_with("Ly")
+        )
+        actions = [status.set("paid"), qty.increment(), note.remove(), tags.append(["y"])]
+        return render_condition(condition, ph), render_update(actions, ph)
+
+    return build
+
+
+def nodes(number: int, rounds: int, random_models: int) -> list[Result]:
+    source = _TREE.read_text(encoding="utf-8")
+    variant = dataclass_variant(source)
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        # Two copies of the package, the same but for tree.py, in the same directory;
+        # `import singletable` timed in fresh interpreters as bench_overheads times it.
+        checkouts = {}
+        for name, text in (("plain", source), ("dataclass", variant)):
+            checkout = Path(tmp, name)
+            shutil.copytree(
+                _TREE.parents[2] / "singletable",
+                checkout / "singletable",
+                ignore=shutil.ignore_patterns("__pycache__"),
+            )
+            (checkout / "singletable" / "expressions" / "tree.py").write_text(text)
+            _import_ms(checkout)  # writes the bytecode cache
+            checkouts[name] = checkout
+        # Interleaved as `ab` does, but each side's figure is the one the child reports.
+        times: dict[str, list[float]] = {"plain": [], "dataclass": []}
+        for r in range(rounds):
+            for name in ("plain", "dataclass") if r % 2 else ("dataclass", "plain"):
+                times[name].append(_import_ms(checkouts[name]))
+        ratios = [p / d for p, d in zip(times["plain"], times["dataclass"], strict=True)]
+        results.append(
+            Result("import singletable (ms)", min(times["dataclass"]), min(times["plain"]), ratios)
+        )
+    plain, dataclasses = _module(source), _module(variant)
+    assert _expressions(plain)() == _expressions(dataclasses)()
+    results.append(
+        ab(
+            "build + render (µs)",
+            _expressions(dataclasses),
+            _expressions(plain),
+            number=number,
+            rounds=rounds,
+        )
+    )
+    return results
+
+
+SECTIONS: dict[str, Callable[[int, int, int], list[Result]]] = {
+    "signer": signer,
+    "bind": bind,
+    "surrogates": surrogates,
+    "nodes": nodes,
+}
+UNITS = {
+    "signer": "µs a request",
+    "bind": "µs an item",
+    "surrogates": "µs a 25-item request",
+    "nodes": "ms an import, µs a condition and update",
+}
+
+
+def main(argv: list[str] | None = None) -> dict[str, list[Result]]:
+    assert __doc__ is not None
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sections", nargs="*", help=f"some of {', '.join(SECTIONS)} (default all)")
+    parser.add_argument("--number", type=int, default=0, help="calls per timed run")
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--random", type=int, default=4, help="random models to add")
+    parser.add_argument("--quick", action="store_true", help="few calls and rounds (smoke test)")
+    args = parser.parse_args(argv)
+    for name in args.sections:
+        if name not in SECTIONS:
+            parser.error(f"no section {name!r}: choose from {', '.join(SECTIONS)}")
+    numbers = {"signer": 200, "bind": 400, "surrogates": 200, "nodes": 400}
+    rounds = 2 if args.quick else args.rounds
+    random_models = 1 if args.quick else args.random
+    out = {}
+    for name in args.sections or SECTIONS:
+        number = 3 if args.quick else args.number or numbers[name]
+        print(f"{name} ({UNITS[name]}; best of {rounds} interleaved rounds of {number} calls)")
+        print(HEADER)
+        results = SECTIONS[name](number, rounds, random_models)
+        for result in results:
+            print(result.line())
+        ratios = [r.ratio for r in results]
+        print(
+            f"  ratio over cases: median {statistics.median(ratios):.2f}x, "
+            f"range {min(ratios):.2f}-{max(ratios):.2f}x"
+        )
+        out[name] = results
+    return out
+
+
+if __name__ == "__main__":
+    main()

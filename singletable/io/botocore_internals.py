@@ -1,0 +1,121 @@
+"""Every use singletable makes of botocore's private surface, behind typed functions.
+
+The lean transport (`singletable.io.lean`) speaks DynamoDB's JSON protocol itself but
+keeps botocore's credentials, endpoint rules, HTTP session, retry handler and signature.
+botocore offers no public way to reach those from a client, so this module does, and
+no other module of singletable touches a private botocore name. Each one below is
+checked against the installed botocore by tests/io/test_botocore_internals.py, which
+names the one that moved when an upgrade breaks it.
+
+What it touches, and why:
+
+* ``BaseClient._request_signer`` (a `botocore.signers.RequestSigner`): its public
+  ``signature_version`` (the lean path signs ``v4`` and unsigned clients only) and its
+  private ``_credentials``, the client's own (refreshable) credentials, read on every
+  request as botocore's signer reads them.
+* ``BaseClient._endpoint`` (a `botocore.endpoint.Endpoint`): its public
+  ``http_session`` (botocore's pooled urllib3 session: proxies, TLS, timeouts, pool
+  size), which sends the request, and the endpoint itself, which botocore hands to the
+  ``needs-retry`` handlers as ``endpoint=``.
+* ``BaseClient._resolve_endpoint_ruleset(operation_model, params, request_context)``:
+  the client's endpoint rules for one call, returning ``(url, headers, properties)`` and
+  writing the signing region and name into ``request_context``.
+* ``botocore.auth._host_from_url``, ``SigV4Auth._normalize_url_path`` and
+  ``SigV4Auth._canonical_query_string_url``: the host, path and query text SigV4 signs,
+  for the lean path's own signer (`singletable.io.lean._DynamoDBSigner`), so that it
+  signs exactly what ``SigV4Auth`` signs.
+* ``botocore.auth.get_current_datetime``: public in ``botocore.compat`` but read
+  through ``botocore.auth``'s module attribute, as ``SigV4Auth`` reads it, so that a
+  clock patched there (``freezegun``, tests) is seen by both signers.
+* `botocore.awsrequest.HeadersDict`: the header map ``AWSRequest.prepare`` gives a
+  prepared request (botocore's stubs call it ``HTTPHeaders``).
+
+The lean transport also mirrors, without reaching into them, how botocore's endpoint
+emits ``before-send`` and ``needs-retry`` (their keyword arguments): the same test
+compares the arguments each hands to handlers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, cast
+from urllib.parse import urlsplit
+
+from botocore import auth
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import HeadersDict
+from botocore.client import BaseClient
+from botocore.compat import HTTPHeaders
+from botocore.credentials import Credentials, ReadOnlyCredentials
+from botocore.endpoint import Endpoint
+from botocore.model import OperationModel
+from botocore.signers import RequestSigner
+
+__all__ = [
+    "EndpointResolver",
+    "client_endpoint",
+    "client_signer",
+    "endpoint_resolver",
+    "prepared_headers",
+    "signer_credentials",
+    "sigv4_now",
+    "sigv4_url_parts",
+]
+
+#: ``(operation_model, params, request_context) -> (url, extra headers, properties)``
+EndpointResolver = Callable[
+    [OperationModel, Mapping[str, Any], dict[str, Any]],
+    tuple[str, dict[str, str], dict[str, Any]],
+]
+
+# botocore.auth's host helper and clock are not in its type stubs.
+_auth_module: Any = auth
+
+
+def client_signer(client: BaseClient) -> RequestSigner | None:
+    """The client's request signer (``client._request_signer``), if it has one."""
+    signer: RequestSigner | None = getattr(client, "_request_signer", None)
+    return signer
+
+
+def signer_credentials(signer: RequestSigner) -> Credentials | None:
+    """The credentials ``signer`` signs with (``signer._credentials``), as it reads them."""
+    credentials: Credentials | None = signer._credentials  # type: ignore[attr-defined]
+    return credentials
+
+
+def client_endpoint(client: BaseClient) -> Endpoint:
+    """The client's endpoint object (``client._endpoint``)."""
+    endpoint: Endpoint = client._endpoint  # type: ignore[attr-defined]
+    return endpoint
+
+
+def endpoint_resolver(client: BaseClient) -> EndpointResolver:
+    """The client's endpoint-rules resolver (``client._resolve_endpoint_ruleset``)."""
+    return cast(EndpointResolver, client._resolve_endpoint_ruleset)  # type: ignore[attr-defined]
+
+
+def sigv4_url_parts(url: str) -> tuple[str, str, str]:
+    """The host, canonical path and canonical query string SigV4 signs for ``url``."""
+    # The path and query helpers are methods that read nothing of the instance; an
+    # empty one serves.
+    reference: Any = SigV4Auth(ReadOnlyCredentials("", "", None), "", "")
+    split = urlsplit(url)
+    return (
+        _auth_module._host_from_url(url),
+        reference._normalize_url_path(split.path),
+        reference._canonical_query_string_url(split),
+    )
+
+
+def sigv4_now() -> datetime:
+    """The time ``SigV4Auth`` would stamp a request with now (seeing a patched clock)."""
+    now: datetime = _auth_module.get_current_datetime()
+    return now
+
+
+def prepared_headers(headers: Mapping[str, str]) -> HTTPHeaders:
+    """The header map ``AWSRequest.prepare`` gives a prepared request, over ``headers``."""
+    # A HeadersDict, which botocore's stubs declare as HTTPHeaders.
+    return cast(HTTPHeaders, HeadersDict(headers))

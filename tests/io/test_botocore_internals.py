@@ -1,0 +1,312 @@
+"""botocore's private surface, as singletable.io.botocore_internals reaches for it.
+
+Each internal that module touches is checked on the installed botocore: that it
+exists, is of the expected kind (method, function, property, instance of a class) and
+takes the parameters it is called with. When a botocore upgrade moves or renames one,
+the failing test's id and message name it, here rather than in production.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+import boto3
+import botocore
+import pytest
+from botocore import auth
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest, AWSResponse, HeadersDict
+from botocore.client import BaseClient
+from botocore.compat import HTTPHeaders
+from botocore.config import Config
+from botocore.credentials import Credentials
+from botocore.endpoint import Endpoint
+from botocore.signers import RequestSigner
+
+import singletable
+from singletable.io import botocore_internals as internals
+from singletable.io.lean import LeanTransport
+
+ENDPOINT = "http://127.0.0.1:9"  # never contacted: a before-send hook answers
+
+
+def make_client() -> BaseClient:
+    client: BaseClient = boto3.Session().client(
+        "dynamodb",
+        region_name="us-east-1",
+        endpoint_url=ENDPOINT,
+        aws_access_key_id="k",
+        aws_secret_access_key="s",
+        config=Config(parameter_validation=False, retries={"mode": "standard", "max_attempts": 2}),
+    )
+    return client
+
+
+def moved(name: str, expected: str, found: object) -> str:
+    return (
+        f"botocore {botocore.__version__}: {name} is no longer {expected} (found {found!r}); "
+        "singletable.io.botocore_internals relies on it: update that module"
+    )
+
+
+def parameters(func: Callable[..., Any]) -> list[str]:
+    return list(inspect.signature(func).parameters)
+
+
+def check_method(owner: type, name: str, leading: list[str]) -> None:
+    """``owner.name`` is a plain method whose parameters start with ``leading``."""
+    where = f"{owner.__module__}.{owner.__qualname__}.{name}"
+    found = inspect.getattr_static(owner, name, None)
+    assert inspect.isfunction(found), moved(where, "a method", found)
+    got = parameters(found)
+    assert got[: len(leading)] == leading, moved(where, f"a method of {leading}", got)
+    # Further parameters must have defaults: the call passes only the leading ones.
+    extra = list(inspect.signature(found).parameters.values())[len(leading) :]
+    assert all(p.default is not p.empty for p in extra), moved(
+        where, f"callable with {leading} alone", got
+    )
+
+
+def check_instance_attribute(obj: object, name: str, cls: type) -> None:
+    where = f"{type(obj).__module__}.{type(obj).__qualname__}.{name}"
+    found = getattr(obj, name, None)
+    assert isinstance(found, cls), moved(
+        where, f"an instance attribute of type {cls.__name__}", found
+    )
+
+
+# -- each internal ------------------------------------------------------------------------
+
+
+def check_request_signer() -> None:
+    check_instance_attribute(make_client(), "_request_signer", RequestSigner)
+
+
+def check_signature_version() -> None:
+    found = inspect.getattr_static(RequestSigner, "signature_version", None)
+    assert isinstance(found, property), moved(
+        "botocore.signers.RequestSigner.signature_version", "a property", found
+    )
+
+
+def check_signer_credentials() -> None:
+    signer = make_client()._request_signer  # type: ignore[attr-defined]
+    check_instance_attribute(signer, "_credentials", Credentials)
+    check_method(Credentials, "get_frozen_credentials", ["self"])
+
+
+def check_endpoint() -> None:
+    check_instance_attribute(make_client(), "_endpoint", Endpoint)
+
+
+def check_http_session() -> None:
+    session = make_client()._endpoint.http_session  # type: ignore[attr-defined]
+    check_method(type(session), "send", ["self", "request"])
+
+
+def check_resolve_endpoint_ruleset() -> None:
+    check_method(
+        BaseClient,
+        "_resolve_endpoint_ruleset",
+        ["self", "operation_model", "params", "request_context"],
+    )
+
+
+def check_host_from_url() -> None:
+    found = getattr(auth, "_host_from_url", None)
+    assert inspect.isfunction(found), moved("botocore.auth._host_from_url", "a function", found)
+    assert parameters(found) == ["url"], moved(
+        "botocore.auth._host_from_url", "a function of (url)", parameters(found)
+    )
+
+
+def check_normalize_url_path() -> None:
+    check_method(SigV4Auth, "_normalize_url_path", ["self", "path"])
+
+
+def check_canonical_query_string_url() -> None:
+    check_method(SigV4Auth, "_canonical_query_string_url", ["self", "parts"])
+
+
+def check_get_current_datetime() -> None:
+    found = getattr(auth, "get_current_datetime", None)
+    assert callable(found), moved("botocore.auth.get_current_datetime", "a function", found)
+    assert isinstance(found(), datetime.datetime), moved(
+        "botocore.auth.get_current_datetime", "a clock returning a datetime", found()
+    )
+    # SigV4Auth must read it through botocore.auth's module attribute, or a patched
+    # clock would not be seen by both signers alike.
+    request = AWSRequest(method="POST", url=ENDPOINT + "/", data=b"{}")
+    then = datetime.datetime(2001, 2, 3, 4, 5, 6)
+    with patch("botocore.auth.get_current_datetime", return_value=then):
+        SigV4Auth(Credentials("k", "s"), "dynamodb", "us-east-1").add_auth(request)
+    assert request.context["timestamp"] == "20010203T040506Z", moved(
+        "botocore.auth.get_current_datetime", "the clock SigV4Auth reads", request.context
+    )
+
+
+def check_headers_dict() -> None:
+    # (botocore's stubs declare the header map as HTTPHeaders)
+    prepared: Any = AWSRequest(method="POST", url=ENDPOINT + "/", data=b"{}").prepare()
+    assert type(prepared.headers) is HeadersDict, moved(
+        "botocore.awsrequest.HeadersDict", "the prepared request's header map", prepared.headers
+    )
+
+
+INTERNALS: dict[str, Callable[[], None]] = {
+    "BaseClient._request_signer": check_request_signer,
+    "RequestSigner.signature_version": check_signature_version,
+    "RequestSigner._credentials": check_signer_credentials,
+    "BaseClient._endpoint": check_endpoint,
+    "Endpoint.http_session.send": check_http_session,
+    "BaseClient._resolve_endpoint_ruleset": check_resolve_endpoint_ruleset,
+    "auth._host_from_url": check_host_from_url,
+    "SigV4Auth._normalize_url_path": check_normalize_url_path,
+    "SigV4Auth._canonical_query_string_url": check_canonical_query_string_url,
+    "auth.get_current_datetime": check_get_current_datetime,
+    "awsrequest.HeadersDict": check_headers_dict,
+}
+
+
+@pytest.mark.parametrize("name", INTERNALS)
+def test_botocore_internal_is_where_it_was(name: str) -> None:
+    INTERNALS[name]()
+
+
+# -- the typed functions over them ------------------------------------------------------------
+
+
+def test_the_functions_return_the_clients_own_objects() -> None:
+    client = make_client()
+    signer = internals.client_signer(client)
+    assert signer is not None
+    assert signer.signature_version == "v4"
+    credentials = internals.signer_credentials(signer)
+    assert credentials is not None
+    assert credentials.get_frozen_credentials().access_key == "k"
+    endpoint = internals.client_endpoint(client)
+    assert endpoint.host == ENDPOINT
+    context: dict[str, Any] = {}
+    model = client.meta.service_model.operation_model("GetItem")
+    url, headers, _ = internals.endpoint_resolver(client)(model, {"TableName": "t"}, context)
+    assert (url, headers) == (ENDPOINT, {})
+    assert internals.client_signer(object()) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("url", "parts"),
+    [
+        (
+            "https://dynamodb.us-east-1.amazonaws.com/",
+            ("dynamodb.us-east-1.amazonaws.com", "/", ""),
+        ),
+        ("http://LocalHost:80/", ("localhost", "/", "")),
+        ("https://[::1]:8443/", ("[::1]:8443", "/", "")),
+        ("http://localhost:8000/a/../b/?x=1&a=2", ("localhost:8000", "/b/", "a=2&x=1")),
+    ],
+)
+def test_sigv4_url_parts(url: str, parts: tuple[str, str, str]) -> None:
+    assert internals.sigv4_url_parts(url) == parts
+
+
+def test_sigv4_now_sees_a_patched_clock() -> None:
+    then = datetime.datetime(2001, 2, 3)
+    with patch("botocore.auth.get_current_datetime", return_value=then):
+        assert internals.sigv4_now() == then
+
+
+def test_prepared_headers_are_what_prepare_makes() -> None:
+    headers = internals.prepared_headers({"Content-Type": "x"})
+    assert type(headers) is type(AWSRequest(method="POST", url=ENDPOINT + "/").prepare().headers)
+    assert headers["content-type"] == "x"
+
+
+# -- the events the lean transport emits as botocore's endpoint does -------------------------
+
+
+def reply(request: Any, **_: Any) -> AWSResponse:
+    class Raw:
+        def stream(self, **_: Any) -> Any:
+            yield b"{}"
+
+        def read(self, *_: Any) -> bytes:
+            return b"{}"
+
+    headers = HTTPHeaders()
+    headers["x-amzn-requestid"] = "r"
+    return AWSResponse(request.url, 200, headers, Raw())
+
+
+def emitted(send: Callable[[BaseClient], Any]) -> dict[str, list[str]]:
+    """The keyword arguments each of before-send and needs-retry is emitted with."""
+    client = make_client()
+    seen: dict[str, list[str]] = {}
+
+    def record(event_name: str, **kwargs: Any) -> Any:
+        event = event_name.split(".")[0]
+        seen[event] = sorted(kwargs)
+        return reply(kwargs["request"]) if event == "before-send" else None
+
+    client.meta.events.register("before-send.dynamodb", record)
+    client.meta.events.register("needs-retry.dynamodb", record)
+    send(client)
+    return seen
+
+
+def test_lean_emits_before_send_and_needs_retry_as_botocores_endpoint() -> None:
+    params = {"TableName": "t", "Key": {"PK": {"S": "a"}}}
+    botocores = emitted(lambda client: client.get_item(**params))  # type: ignore[attr-defined]
+    leans = emitted(lambda client: LeanTransport(client).send("get_item", params))
+    assert set(botocores) == {"before-send", "needs-retry"}
+    assert leans == botocores, moved(
+        "the arguments of before-send / needs-retry",
+        f"what the lean path emits: {leans}",
+        botocores,
+    )
+
+
+# -- nothing else reaches into botocore -------------------------------------------------------
+
+
+def test_no_other_module_reaches_for_a_private_botocore_name() -> None:
+    # Private names read off anything but self/cls, in modules that import botocore or
+    # boto3: all of them belong in botocore_internals.
+    root = Path(singletable.__file__).parent
+    offenders = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "botocore_internals.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {
+            alias.name.split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import)
+            for alias in node.names
+        } | {
+            (node.module or "").split(".")[0]
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom)
+        }
+        if not imported & {"botocore", "boto3", "aiobotocore"}:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("botocore"):
+                offenders += [
+                    f"{path.name}: from {node.module} import {a.name}"
+                    for a in node.names
+                    if a.name.startswith("_")
+                ]
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                offenders.append(f"{path.name}:{node.lineno}: .{node.attr}")
+    assert offenders == []

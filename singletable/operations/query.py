@@ -40,7 +40,7 @@ from singletable.expressions.tree import (
 )
 from singletable.keys.ranges import can_produce_key_in
 from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES
-from singletable.model.unique import is_guard_item
+from singletable.model.jobs import is_reserved_item
 from singletable.operations.common import key_ref
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
 from singletable.operations.protocol import (
@@ -347,7 +347,7 @@ class BaseQuery(Generic[T]):
                 value = self._decode(item)
                 if value is None:
                     # Uniqueness guards are the table's own bookkeeping, not unknown items.
-                    if not is_guard_item(self.table, item):
+                    if not is_reserved_item(self.table, item):
                         page.unknown.append(item)
                     continue
                 page.items.append(value)

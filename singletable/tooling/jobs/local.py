@@ -29,6 +29,8 @@ class TokenBucket:
 
     Args:
         rate: Units per second (> 0).
+        full: Start with one second of budget (False: start empty, so that workers
+            joining a shared budget together do not each spend a second of it at once).
         clock: Seconds, monotonic (injectable for tests).
         sleep: How to wait (injectable for tests).
     """
@@ -37,6 +39,7 @@ class TokenBucket:
         self,
         rate: float,
         *,
+        full: bool = True,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -45,7 +48,7 @@ class TokenBucket:
         self._rate = rate
         self._clock = clock
         self._sleep = sleep
-        self._tokens = rate
+        self._tokens = rate if full else 0.0
         self._at = clock()
         self._lock = threading.Lock()
 

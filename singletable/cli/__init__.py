@@ -34,6 +34,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, TYPE_CHECKING, Any, TextIO
 
+from singletable.cli import jobs
 from singletable.cli.codes import EXIT_CODES_HELP, ExitCode, code_for
 from singletable.entity import Entity
 from singletable.errors import ServiceError, SingleTableError
@@ -641,6 +642,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--snapshot", help="snapshot file for the migration plan page")
     p.set_defaults(func=_cmd_browse)
+
+    jobs.add_parser(sub, _add_connection_options)
     return parser
 
 

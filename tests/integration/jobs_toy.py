@@ -68,9 +68,12 @@ def touch(executor: Any, toy: Any, job_id: str, items: list[Any]) -> dict[str, i
     return {"scanned": len(items), "written": written, "skipped": skipped}
 
 
-@dataclass(frozen=True)
+@dataclass
 class TouchKind:
-    """The toy kind: spec ``{"table", "segments", "page", "delay"}``."""
+    """The toy kind: spec ``{"table", "segments", "page", "delay"}``.
+
+    Not frozen: `JobKind.name` is a plain (settable) protocol attribute.
+    """
 
     name: str = "touch"
 

@@ -184,7 +184,7 @@ def test_job_items_are_reserved(db: st.Connection, table_name: str) -> None:
     table = toy_model(table_name).plan().table
     start_job(db, table, TOUCH, _spec(table_name), job_id="res")
     # A scan of the whole table decodes the items and skips the job's, as it does guards.
-    pages = list(st.Scan(table).pages(db))
+    pages: list[st.Page[Any]] = list(st.Scan(table).pages(db))
     assert sum(len(p.items) for p in pages) == ITEMS
     assert [p.unknown for p in pages] == [[]] * len(pages)
     assert is_reserved_item(table, unit_key(table, "res", 0))

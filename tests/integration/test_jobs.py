@@ -13,6 +13,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -28,6 +29,7 @@ from singletable.tooling.jobs.engine import (
     start_job,
 )
 from singletable.tooling.jobs.leases import ClaimUnit, ReadJob
+from singletable.tooling.jobs.spark import run_on_spark
 from singletable.tooling.jobs.status import job_status
 from singletable.tooling.jobs.units import JobCancelled, LeaseLost, WorkUnit
 from singletable.tooling.jobs.workers import ConnectionSettings, TableKeys, run_workers
@@ -348,3 +350,36 @@ def test_job_cancelled_is_what_a_save_raises_after_a_cancel(
         context.save({"cursor": "x"}, {"scanned": 1})
     # The page before the cancel is kept.
     assert ReadJob(table, "jc").run(db).units[0].counts == {"scanned": 1}
+
+
+def test_spark_local_mode_runs_each_unit_as_a_task(
+    shared: tuple[ConnectionSettings, st.Connection],
+    table_name: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pyspark.sql import SparkSession
+
+    settings, conn = shared
+    table = toy_model(table_name).plan().table
+    # Spark's Python workers import the toy kind from this checkout.
+    root = str(Path(__file__).resolve().parents[2])
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    )
+    start_job(conn, table, TOUCH, _spec(table_name, segments=4), job_id="spark")
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("singletable-jobs-test")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
+    try:
+        reports = run_on_spark(spark, settings, table, "spark", KINDS, lease_seconds=5)
+    finally:
+        spark.stop()
+    assert len(reports) == 4
+    assert [r.finished for r in reports] == [[0], [1], [2], [3]]
+    assert all(r.worker_id.startswith("spark:") for r in reports)
+    _check_exact(conn, table_name, "spark", ITEMS)

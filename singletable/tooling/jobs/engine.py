@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -384,6 +384,7 @@ def run_job(
     worker_id: str | None = None,
     lease_seconds: float = LEASE_SECONDS,
     wait: bool = True,
+    only: Collection[int] | None = None,
     poll_seconds: float | None = None,
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
@@ -402,8 +403,9 @@ def run_job(
         worker_id: This worker's id (default: host, process and a random part).
         lease_seconds: How long a lease lasts without renewal; renewed every third.
         wait: Stay while other workers hold the last units (to take over a dead one's).
-        poll_seconds: How often to look for expired units while waiting (default: a
-            third of a lease).
+        only: Work on these units only (a Spark task runs one unit); default: all.
+        poll_seconds: How often to look again while waiting for others' units to end or
+            expire (default: a second, or a third of a lease if shorter).
         clock: The wall clock that lease expiries are written in.
         sleep: How to wait.
 
@@ -435,14 +437,17 @@ def run_job(
                 report.cancelled = True
                 break
             now = clock()
-            free = [unit for unit in items.units if unit.claimable(now)]
+            mine = [u for u in items.units if only is None or u.index in only]
+            free = [unit for unit in mine if unit.claimable(now)]
             if not free:
                 if all(unit.done for unit in items.units):
                     SetJobState(table, job_id, "done", expect="running").run(db)
                     break
+                if all(unit.done for unit in mine):
+                    break
                 if not wait:
                     break
-                sleep(_until_next_expiry(items.units, now, poll_seconds or beat))
+                sleep(_until_next_expiry(mine, now, poll_seconds or min(beat, 1.0)))
                 items = ReadJob(table, job_id).run(db)
                 continue
             heartbeat.share(items)

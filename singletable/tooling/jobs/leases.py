@@ -59,6 +59,22 @@ from singletable.operations.protocol import Call, Operation, Step
 from singletable.tooling.jobs.units import JsonValue, LeaseLost, WorkUnit
 from singletable.types import AttributeValue, Item
 
+__all__ = [
+    "ClaimUnit",
+    "JobItems",
+    "JobRecord",
+    "JobState",
+    "Lease",
+    "PutJob",
+    "PutUnit",
+    "ReadJob",
+    "ReleaseUnit",
+    "RenewLease",
+    "SaveUnit",
+    "SetJobState",
+    "UnitState",
+]
+
 JobState = Literal["running", "cancelled", "done"]
 
 # The attributes of a job record.

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import uuid
+
+import pytest
 
 import singletable as st
 from singletable.cli.codes import ExitCode
 from tests.cli.running import run
-from tests.integration.jobs_toy import toy_model
+from tests.integration.jobs_toy import seed, toy_model
 
 KINDS = "tests.integration.jobs_toy:KINDS"
 
@@ -65,3 +68,26 @@ def test_an_unknown_kind_or_job_is_a_usage_error() -> None:
         assert code == ExitCode.USAGE
         code, _ = run("jobs", "start", "j", *bad, "--kinds", KINDS, "--spec", "{not json")
         assert code == ExitCode.USAGE
+
+
+def test_work_with_worker_processes(moto_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Worker processes reach moto only as a server (the in-process mock is per process).
+    for name, value in (
+        ("AWS_ACCESS_KEY_ID", "t"),
+        ("AWS_SECRET_ACCESS_KEY", "t"),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+    ):
+        monkeypatch.setenv(name, value)
+    name = f"jobs-cli-workers-{uuid.uuid4().hex[:8]}"
+    db = st.Connection(endpoint_url=moto_server)
+    seed(db, name, 30)
+    try:
+        common = ["--table", name, "--kinds", KINDS, "--endpoint-url", moto_server]
+        run("jobs", "start", "w", *common, "--kind", "touch", "--spec", _spec(name))
+        code, out = run("jobs", "work", "w", *common, "--workers", "2", "--lease-seconds", "5")
+        assert code == 0, out
+        assert out.count("worker ") == 2
+        assert out.splitlines()[-1].startswith("job w (touch) done; units 3/3 done")
+        assert sorted(t.hits for t in toy_model(name).scan().all(db)) == [1] * 30
+    finally:
+        db.delete_table(name)

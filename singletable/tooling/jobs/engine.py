@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from singletable.errors import SingleTableError
+from singletable.errors import JobError, SingleTableError
 from singletable.model.table import Table
 from singletable.operations.protocol import Executor
 from singletable.tooling.jobs.leases import (
@@ -68,10 +68,6 @@ __all__ = [
 #: The default lease: long enough to ride out a slow request or a GC pause, short enough
 #: that a dead worker's unit is taken over within half a minute.
 LEASE_SECONDS = 30.0
-
-
-class JobError(SingleTableError):
-    """A job cannot be started or run: no such job, an unknown kind, another spec."""
 
 
 def new_worker_id() -> str:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from singletable.errors import JobError
 from singletable.io.connection import Connection
 from singletable.model.table import Table
 from singletable.tooling.jobs.engine import LEASE_SECONDS, WorkerReport, run_job
@@ -67,7 +68,7 @@ class TableKeys:
         )
 
 
-class WorkerFailed(Exception):
+class WorkerFailed(JobError):
     """A worker process ended without a report (killed, or its work raised)."""
 
 
@@ -105,7 +106,7 @@ def run_workers(
             others ran to the end first, so the job is finished unless all failed.
     """
     if workers < 1:
-        raise ValueError(f"workers must be at least 1, not {workers}")
+        raise JobError(f"workers must be at least 1, not {workers}")
     context = multiprocessing.get_context("spawn")
     results = context.SimpleQueue()
     keys = TableKeys.of(table)

@@ -113,6 +113,7 @@ __all__ = [
     "ItemDecodeError",
     "ItemEncodeError",
     "ItemTooLargeError",
+    "JobStatus",
     "KeyDecodeError",
     "KeyEncodeError",
     "KeyFormat",
@@ -153,9 +154,11 @@ __all__ = [
     "Update",
     "UpdateAction",
     "VersionConflictError",
+    "WorkUnit",
     "__version__",
     "and_",
     "batch_item_failures",
+    "cancel_job",
     "cloudformation_resource",
     "cloudformation_template",
     "create_table_request",
@@ -165,6 +168,7 @@ __all__ = [
     "estimate_capacity",
     "explain",
     "export",
+    "job_status",
     "lint_model",
     "lint_report",
     "load",
@@ -174,8 +178,10 @@ __all__ = [
     "or_",
     "plan_changes",
     "read_snapshot",
+    "run_job",
     "snapshot",
     "snapshot_json",
+    "start_job",
 ]
 
 
@@ -236,12 +242,15 @@ _LAZY: dict[str, str] = {
     "ChangeRecord": "singletable.streams",
     "DispatchReport": "singletable.streams",
     "ExportResult": "singletable.tooling.bulk.export",
+    "JobStatus": "singletable.tooling.jobs.status",
     "LintWarning": "singletable.tooling.cost.lint",
     "LoadResult": "singletable.tooling.bulk.load",
     "MigrationPlan": "singletable.tooling.migrations.planner",
     "MigrationReport": "singletable.tooling.migrations.runner",
     "StreamRouter": "singletable.streams",
+    "WorkUnit": "singletable.tooling.jobs.units",
     "batch_item_failures": "singletable.streams",
+    "cancel_job": "singletable.tooling.jobs.engine",
     "cloudformation_resource": "singletable.tooling.definitions.schema",
     "cloudformation_template": "singletable.tooling.definitions.schema",
     "decode_event": "singletable.streams",
@@ -249,6 +258,7 @@ _LAZY: dict[str, str] = {
     "estimate_capacity": "singletable.tooling.cost.capacity",
     "explain": "singletable.tooling.cost.capacity",
     "export": "singletable.tooling.bulk.export",
+    "job_status": "singletable.tooling.jobs.status",
     "lint_model": "singletable.tooling.cost.lint",
     "lint_report": "singletable.tooling.cost.lint",
     "load": "singletable.tooling.bulk.load",
@@ -256,8 +266,10 @@ _LAZY: dict[str, str] = {
     "migrate": "singletable.tooling.migrations.runner",
     "plan_changes": "singletable.tooling.migrations.planner",
     "read_snapshot": "singletable.tooling.migrations.snapshot",
+    "run_job": "singletable.tooling.jobs.engine",
     "snapshot": "singletable.tooling.migrations.snapshot",
     "snapshot_json": "singletable.tooling.migrations.snapshot",
+    "start_job": "singletable.tooling.jobs.engine",
 }
 
 if TYPE_CHECKING:
@@ -283,6 +295,9 @@ if TYPE_CHECKING:
         cloudformation_resource,
         cloudformation_template,
     )
+    from singletable.tooling.jobs.engine import cancel_job, run_job, start_job
+    from singletable.tooling.jobs.status import JobStatus, job_status
+    from singletable.tooling.jobs.units import WorkUnit
     from singletable.tooling.migrations.planner import (
         Change,
         ChangeClass,

@@ -12,6 +12,8 @@ and the `Table` whose entities wrote them. Each record becomes a `ChangeRecord`:
   both, ``KEYS_ONLY``: neither; ``key`` always holds the primary key fields);
 * ``guard``: for the table's uniqueness guard items (`singletable.model.unique`), what
   they guard; they are recognised, never reported as unknown;
+* ``job``: ``True`` for a job's record and leases (`singletable.model.jobs`): recognised,
+  passed to no handler, never reported as unknown;
 * ``unknown``: ``True`` when no entity on the table wrote the item: reported, not dropped.
 
 `StreamRouter` dispatches records to handlers per entity and event
@@ -30,6 +32,7 @@ from pydantic import BaseModel
 
 from singletable.errors import KeyDecodeError, SingleTableError, StreamDecodeError
 from singletable.model.guards import GuardInfo, read_guard
+from singletable.model.jobs import is_job_item
 from singletable.model.plan import EntityPlan, entity_plan, entity_plans, plan_of
 from singletable.model.table import StreamView, Table
 from singletable.model.unique import is_guard_item
@@ -58,6 +61,8 @@ class ChangeRecord:
         event_id: The record's event id.
         guard: What a uniqueness guard record guards; ``None`` for other items.
         unknown: Whether no entity on the table wrote the item.
+        job: Whether the item is a job's record or lease (`singletable.tooling.jobs`): the
+            library's own bookkeeping, which the router passes to no handler.
         old_image: The raw old image, when present.
         new_image: The raw new image, when present.
     """
@@ -73,6 +78,7 @@ class ChangeRecord:
     event_id: str | None
     guard: GuardInfo | None = None
     unknown: bool = False
+    job: bool = False
     old_image: Item | None = field(default=None, repr=False)
     new_image: Item | None = field(default=None, repr=False)
 
@@ -194,6 +200,8 @@ def decode_record(
     if is_guard_item(table, keys):
         guard = read_guard(table, new_raw or old_raw or keys)
         return ChangeRecord(entity=None, key={}, old=None, new=None, guard=guard, **common)
+    if is_job_item(table, keys):
+        return ChangeRecord(entity=None, key={}, old=None, new=None, job=True, **common)
     plan = None
     for image in (new_raw, old_raw):
         if image is not None:
@@ -325,6 +333,8 @@ class StreamRouter:
     def _targets(self, record: ChangeRecord) -> Sequence[Handler]:
         if record.guard is not None:
             return self._guard
+        if record.job:
+            return ()
         if record.entity is None:
             return self._unknown
         return self._handlers.get((record.entity, record.event), [])
@@ -346,6 +356,8 @@ class StreamRouter:
                 return report
             if record.guard is not None:
                 report.guards += 1
+            elif record.job:
+                continue
             elif record.entity is None:
                 report.unknown.append(record)
             elif targets:

@@ -10,6 +10,13 @@ import pytest
 import singletable
 
 PUBLIC = {
+    # jobs shared by many workers (singletable.tooling.jobs)
+    "start_job",
+    "run_job",
+    "job_status",
+    "cancel_job",
+    "JobStatus",
+    "WorkUnit",
     "lint_report",
     "lint_model",
     "LintWarning",

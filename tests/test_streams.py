@@ -12,6 +12,8 @@ from hypothesis import strategies as hs
 from pydantic import Field
 
 import singletable as st
+from singletable.tooling.jobs.leases import JobRecord, PutJob, PutUnit
+from singletable.tooling.jobs.units import WorkUnit
 
 table = st.Table("shop", stream="NEW_AND_OLD_IMAGES")
 
@@ -118,6 +120,23 @@ def test_guard_records_are_recognised() -> None:
     assert change.entity is None
     assert change.guard is not None
     assert (change.guard.entity, change.guard.values) == ("Customer", {"email": "a@x"})
+
+
+def test_job_records_are_recognised_and_passed_to_no_handler() -> None:
+    record = PutJob(table, JobRecord("j", "touch", {}, total=1)).params()["Item"]
+    unit = PutUnit(table, WorkUnit("j", "touch", 0, 1)).params()["Item"]
+    records = [
+        lambda_record("INSERT", {k: i[k] for k in ("PK", "SK")}, new=i) for i in (record, unit)
+    ]
+    changes = list(st.decode_event(table, {"Records": records}))
+    assert [(c.job, c.unknown, c.entity, c.guard) for c in changes] == [
+        (True, False, None, None)
+    ] * 2
+    router = st.StreamRouter(table)
+    seen: list[st.ChangeRecord] = []
+    router.on_unknown(seen.append)
+    report = router.dispatch(records, lambda_json=True)
+    assert (seen, report.unknown, report.handled, report.unhandled) == ([], [], 0, 0)
 
 
 def test_malformed_records_are_refused() -> None:

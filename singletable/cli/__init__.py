@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from singletable.cli import bulk, migrations, models
+from singletable.cli import bulk, jobs, migrations, models
 from singletable.cli.codes import ExitCode, code_for
 from singletable.cli.common import MODEL_HELP, BadInput, CLIError, Subcommands, fail, load_model
 from singletable.errors import SingleTableError
@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_lint(sub)
     _add_demo(sub)
     _add_browse(sub)
+    jobs.add_jobs(sub)
     return parser
 
 

@@ -125,7 +125,7 @@ def positive_int(text: str) -> int:
 
 
 def connect(args: argparse.Namespace) -> Connection:
-    """The connection `_add_connection_options` describes."""
+    """The connection `add_connection_options` describes."""
     from singletable.io.connection import Connection
 
     return Connection(

@@ -21,8 +21,8 @@ from singletable.errors import CursorError, QueryError
 from singletable.expressions.conditions import Condition, render_condition
 from singletable.expressions.paths import Placeholders
 from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES
+from singletable.model.jobs import is_reserved_item
 from singletable.model.plan import entity_plan
-from singletable.model.unique import is_guard_item
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
 from singletable.operations.protocol import (
     AsyncExecutor,
@@ -306,8 +306,9 @@ class BaseQuery(Generic[T]):
                     continue
                 value = self._decode(item)
                 if value is None:
-                    # Uniqueness guards are the table's own bookkeeping, not unknown items.
-                    if not is_guard_item(self.table, item):
+                    # Uniqueness guards and job items are the table's own bookkeeping,
+                    # not unknown items.
+                    if not is_reserved_item(self.table, item):
                         page.unknown.append(item)
                     continue
                 page.items.append(value)

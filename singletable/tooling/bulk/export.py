@@ -39,9 +39,9 @@ from typing import Any, Protocol, TextIO
 from pydantic import BaseModel
 
 from singletable.errors import EntityTypeError, SingleTableError
+from singletable.model.jobs import is_reserved_item
 from singletable.model.plan import EntityPlan, entity_plan, entity_plans, plan_of
 from singletable.model.table import Table
-from singletable.model.unique import is_guard_item
 from singletable.operations.protocol import Executor
 from singletable.operations.scan import Scan, check_segment_count
 from singletable.operations.stream import StreamExecutor
@@ -275,7 +275,7 @@ class _Export:
         """Export one stored item, or count it as skipped."""
         written = skipped = 0
         try:
-            plan = None if is_guard_item(scope.table, item) else self.plan_of(scope, item)
+            plan = None if is_reserved_item(scope.table, item) else self.plan_of(scope, item)
             text = None if plan is None else self.line(plan, item)
         except _Skip as skip:
             skipped, text = 1, None

@@ -18,10 +18,11 @@ of different shapes, not only the friendly case:
   alone, on BatchWriteItem requests of each model, with ASCII text, with non-ASCII text
   (accents, CJK) and with binary attributes;
 * ``nodes``: the expression tree's nodes as plain classes over `_Node`
-  (`singletable.expressions.tree`) against the frozen, slotted dataclasses they were
-  (the module's source rewritten here): ``import singletable`` in fresh interpreters
-  from two copies of the package, as bench_overheads times it, and building + rendering
-  a typical condition and update.
+  (`singletable.expressions.operands`, subclassed in ``conditions`` and ``updates``)
+  against the frozen, slotted dataclasses they were (the three modules' source rewritten
+  here), from two copies of the package: ``import singletable`` in fresh interpreters, as
+  bench_overheads times it, and building + rendering a typical condition and update with
+  each copy's expressions package (both loaded in this process under names of their own).
 
 For each case it prints both times, ``ratio`` = optimised / baseline of the best
 round of each (below 1.00x: the optimisation pays), and the median and spread (min-max)
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import importlib
 import json
 import marshal
 import random
@@ -43,7 +45,7 @@ import sys
 import tempfile
 import timeit
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass
 from decimal import Decimal
 from pathlib import Path
 from types import ModuleType
@@ -63,7 +65,8 @@ import bench_family
 import bench_overheads
 
 import singletable as st
-from singletable.expressions import tree
+from singletable import expressions
+from singletable.expressions import operands
 from singletable.io.lean import LeanTransport
 from singletable.operations import limits
 
@@ -360,49 +363,103 @@ def surrogates(number: int, rounds: int, random_models: int) -> list[Result]:
 
 # -- nodes ----------------------------------------------------------------------------------
 
-_TREE = Path(tree.__file__)
+_EXPRESSIONS = Path(operands.__file__).parent
+# Where `_Node` is: operands.py defines it, and these modules' node classes derive from it.
+_NODE_MODULES = ("operands", "conditions", "updates")
+_IMPORT = re.compile(r"^from singletable\.expressions\.operands import (.*)$", re.MULTILINE)
+_FUTURE = "from __future__ import annotations\n"
 
 
-def dataclass_variant(source: str) -> str:
-    """``source`` (expressions/tree.py) with each `_Node` class a frozen, slotted dataclass.
+def _layout_error(module: str, why: str) -> SystemExit:
+    return SystemExit(f"bench_micro nodes: {module}: {why}: update this section")
+
+
+def _check_layout() -> None:
+    """Fail unless `_NODE_MODULES` are exactly the modules of singletable that use `_Node`.
+
+    A node class elsewhere would stay plain in the dataclass variant.
+    """
+    users = {
+        str(path.relative_to(_EXPRESSIONS.parent.parent))
+        for path in _EXPRESSIONS.parent.rglob("*.py")
+        if "_Node" in path.read_text(encoding="utf-8")
+    }
+    expected = {f"singletable/expressions/{name}.py" for name in _NODE_MODULES}
+    if users != expected:
+        module = sorted(users ^ expected)[0]
+        why = "uses _Node, outside the modules rewritten" if module in users else "no _Node"
+        raise _layout_error(module, why)
+
+
+def dataclass_variant(name: str, source: str) -> str:
+    """``source`` (expressions/``name``.py) with each `_Node` class a frozen, slotted dataclass.
 
     What the module was before issue 13 replaced ``@dataclass(frozen=True, slots=True)``
-    by its `_Node` base: the base goes, each node class gets the decorator back and loses
-    its hand-written ``__slots__``.
+    by the `_Node` base: operands.py loses the `_Node` class, conditions.py and updates.py
+    its import, and each node class gets the decorator back and loses its hand-written
+    ``__slots__``.
     """
-    marker = "@dataclass_transform(frozen_default=True)\nclass _Node"
-    start = source.find(marker)
-    end = source.find("\nclass ", start + len(marker))
-    if start < 0 or end < 0:
-        raise SystemExit(f"bench_micro nodes: no _Node class in {_TREE}: update this section")
-    source = source[:start] + source[end + 1 :]
+    module = f"singletable/expressions/{name}.py"
+    if name == "operands":
+        marker = "@dataclass_transform(frozen_default=True)\nclass _Node"
+        start = source.find(marker)
+        end = source.find("\nclass ", start + len(marker))
+        if start < 0 or end < 0:
+            raise _layout_error(module, "no _Node class followed by another class")
+        source = source[:start] + source[end + 1 :]
+    else:
+        imported = _IMPORT.search(source)
+        names = [n.strip() for n in imported.group(1).split(",")] if imported else []
+        if not imported or "_Node" not in names:
+            raise _layout_error(module, "no one-line `from ...operands import _Node, ...`")
+        kept = ", ".join(n for n in names if n != "_Node")
+        line = f"from singletable.expressions.operands import {kept}"
+        source = source[: imported.start()] + line + source[imported.end() :]
     out: list[str] = []
-    in_node = False
+    node = ""  # the node class whose body this line is in, until its __slots__ is dropped
     for line in source.split("\n"):
         header = re.fullmatch(r"class (\w+)\((.*)\):", line)
+        if node and line and not line.startswith(" "):
+            raise _layout_error(module, f"no __slots__ in {node}")
         if header and "_Node" in header.group(2):
             bases = ", ".join(b.strip() for b in header.group(2).split(",") if b.strip() != "_Node")
-            out += ["@dataclass(frozen=True, slots=True)", f"class {header.group(1)}({bases}):"]
-            in_node = True
+            out.append("@dataclass(frozen=True, slots=True)")
+            out.append(
+                f"class {header.group(1)}({bases}):" if bases else f"class {header.group(1)}:"
+            )
+            node = header.group(1)
             continue
-        if in_node and line.startswith("    __slots__ = "):
-            in_node = False
+        if node and line.startswith("    __slots__ = "):
+            node = ""
             continue
         out.append(line)
     variant = "\n".join(out)
+    if "@dataclass(" not in variant:
+        raise _layout_error(module, "no class deriving from _Node")
     if "_Node" in variant:
-        raise SystemExit(f"bench_micro nodes: _Node used in {_TREE} beyond class bases")
-    future = "from __future__ import annotations\n"
-    return variant.replace(future, future + "from dataclasses import dataclass\n", 1)
+        raise _layout_error(module, "_Node used beyond class bases and imports")
+    if _FUTURE not in variant:
+        raise _layout_error(module, "no `from __future__ import annotations`")
+    return variant.replace(_FUTURE, _FUTURE + "from dataclasses import dataclass\n", 1)
 
 
-def _module(source: str) -> dict[str, Any]:
-    # A module of its own in sys.modules, as an import makes (dataclass resolves the
-    # string annotations through it).
-    module = ModuleType("singletable.expressions._bench_tree")
-    sys.modules[module.__name__] = module
-    exec(compile(source, str(_TREE), "exec"), module.__dict__)
-    return module.__dict__
+def _load_expressions(checkout: Path, package: str, into: Path) -> ModuleType:
+    """``checkout``'s singletable.expressions, imported in this process as ``package``.
+
+    A copy with its own imports renamed: its node classes, FieldRef and renderers are the
+    checkout's, beside the other copy's; the layers below (errors, attributes, types)
+    stay the shared ones, the same in both checkouts.
+    """
+    target = into / package
+    target.mkdir(parents=True)
+    for path in (checkout / "singletable" / "expressions").glob("*.py"):
+        text = path.read_text(encoding="utf-8").replace("singletable.expressions", package)
+        (target / path.name).write_text(text, encoding="utf-8")
+    sys.path.insert(0, str(into))
+    try:
+        return importlib.import_module(package)
+    finally:
+        sys.path.remove(str(into))
 
 
 def _import_ms(checkout: Path) -> float:
@@ -421,13 +478,13 @@ def _texts_list(v: Any) -> dict[str, Any]:
     return {"L": [{"S": x} for x in v]}
 
 
-def _expressions(ns: dict[str, Any]) -> Callable[[], tuple[str, str]]:
-    """Build and render a typical condition and update with the module ``ns``."""
-    ref, ph_class = ns["FieldRef"], ns["Placeholders"]
+def _expressions(package: ModuleType) -> Callable[[], tuple[str, str]]:
+    """Build and render a typical condition and update with an expressions ``package``."""
+    ref, ph_class = package.FieldRef, package.Placeholders
     status, total, qty = ref(("status",), _text), ref(("total",), _number), ref(("qty",), _number)
     tags, note = ref(("tags",), _texts_list, element_to_av=_text), ref(("note",), _text)
     address = ref(("address",), _text)
-    render_condition, render_update = ns["render_condition"], ns["render_update"]
+    render_condition, render_update = package.render_condition, package.render_update
 
     def build() -> tuple[str, str]:
         ph = ph_class()
@@ -445,43 +502,52 @@ def _expressions(ns: dict[str, Any]) -> Callable[[], tuple[str, str]]:
 
 
 def nodes(number: int, rounds: int, random_models: int) -> list[Result]:
-    source = _TREE.read_text(encoding="utf-8")
-    variant = dataclass_variant(source)
+    _check_layout()
+    sources = {name: (_EXPRESSIONS / f"{name}.py").read_text("utf-8") for name in _NODE_MODULES}
+    variants = {name: dataclass_variant(name, text) for name, text in sources.items()}
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        # Two copies of the package, the same but for tree.py, in the same directory;
-        # `import singletable` timed in fresh interpreters as bench_overheads times it.
+        # Two copies of the package, the same but for the three modules, in the same
+        # directory; `import singletable` timed in fresh interpreters as bench_overheads
+        # times it.
         checkouts = {}
-        for name, text in (("plain", source), ("dataclass", variant)):
-            checkout = Path(tmp, name)
+        for side, modules in (("plain", sources), ("dataclass", variants)):
+            checkout = Path(tmp, side)
             shutil.copytree(
-                _TREE.parents[2] / "singletable",
+                _EXPRESSIONS.parent,
                 checkout / "singletable",
                 ignore=shutil.ignore_patterns("__pycache__"),
             )
-            (checkout / "singletable" / "expressions" / "tree.py").write_text(text)
+            for name, text in modules.items():
+                (checkout / "singletable" / "expressions" / f"{name}.py").write_text(text)
             _import_ms(checkout)  # writes the bytecode cache
-            checkouts[name] = checkout
+            checkouts[side] = checkout
         # Interleaved as `ab` does, but each side's figure is the one the child reports.
         times: dict[str, list[float]] = {"plain": [], "dataclass": []}
         for r in range(rounds):
-            for name in ("plain", "dataclass") if r % 2 else ("dataclass", "plain"):
-                times[name].append(_import_ms(checkouts[name]))
+            for side in ("plain", "dataclass") if r % 2 else ("dataclass", "plain"):
+                times[side].append(_import_ms(checkouts[side]))
         ratios = [p / d for p, d in zip(times["plain"], times["dataclass"], strict=True)]
         results.append(
             Result("import singletable (ms)", min(times["dataclass"]), min(times["plain"]), ratios)
         )
-    plain, dataclasses = _module(source), _module(variant)
-    assert _expressions(plain)() == _expressions(dataclasses)()
-    results.append(
-        ab(
-            "build + render (µs)",
-            _expressions(dataclasses),
-            _expressions(plain),
-            number=number,
-            rounds=rounds,
-        )
-    )
+        # Build + render with each copy's expressions package, both in this process.
+        loaded = {
+            side: _load_expressions(checkout, f"_bench_{side}_expressions", Path(tmp, "loaded"))
+            for side, checkout in checkouts.items()
+        }
+    # Each copy's nodes are what its side says (the renamed imports took).
+    for side, package in loaded.items():
+        for module, node in (
+            ("operands", "_ValueOp"),
+            ("conditions", "_And"),
+            ("updates", "_SetAction"),
+        ):
+            if is_dataclass(getattr(getattr(package, module), node)) != (side == "dataclass"):
+                raise SystemExit(f"bench_micro nodes: the {side} copy's {module}.{node} is wrong")
+    plain, dataclasses = _expressions(loaded["plain"]), _expressions(loaded["dataclass"])
+    assert plain() == dataclasses() == _expressions(expressions)()
+    results.append(ab("build + render (µs)", dataclasses, plain, number=number, rounds=rounds))
     return results
 
 

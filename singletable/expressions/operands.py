@@ -72,6 +72,8 @@ def _initialiser(setters: tuple[_Setter, ...]) -> Callable[..., None]:
     return init_3
 
 
+# benchmarks/bench_micro.py nodes: import singletable 0.74-0.88x the frozen-dataclass
+# version (best 38.6 -> 31.1 ms), build + render 0.84-0.94x (6 runs, paired medians).
 @dataclass_transform(frozen_default=True)
 class _Node:
     """An immutable tree node: a frozen dataclass to type checkers, a plain class at run time.

@@ -62,91 +62,103 @@ def run_demo(out: TextIO) -> None:
         sample = items[1]
         out.write("\nAn audit event as stored (low-level item):\n")
         out.write(_json(sample.to_item()) + "\n")
+        _audit_log(out, db)
+        _sensor_readings(out, db)
+        _file_tree(out, db)
 
-        out.write("\n=== 1. Actor-scoped audit log: PK = ACTOR#<id>, SK = EVT#<ts>#<seq>\n")
 
-        def event_row(e: Any) -> str:
-            if isinstance(e, AuditEvent):
-                return f"{type(e).__name__} {e.ts.isoformat()} seq={e.seq} {e.action} {e.target}"
-            return f"{type(e).__name__} {e!r}"
+def _event_row(e: Any) -> str:
+    if isinstance(e, AuditEvent):
+        return f"{type(e).__name__} {e.ts.isoformat()} seq={e.seq} {e.action} {e.target}"
+    return f"{type(e).__name__} {e!r}"
 
-        _pattern(
-            out,
-            db,
-            "newest-first activity stream (10 most recent)",
-            AuditEvent.query(actor_id="u_8814").descending().limit(10),
-            event_row,
-        )
-        day = T0.replace(hour=0)
-        _pattern(
-            out,
-            db,
-            "time window: every event on 2026-06-23 (whatever its seq)",
-            AuditEvent.query(actor_id="u_8814").between(
-                ts=(day, day + timedelta(hours=23, minutes=59, seconds=59, microseconds=999999))
-            ),
-            event_row,
-        )
-        _pattern(
-            out,
-            db,
-            "the whole collection: profile and events, each decoded into its own class",
-            activity.query(actor_id="u_8814"),
-            event_row,
-        )
 
-        out.write("\n=== 2. Sensor readings: PK = DEV#<id>, SK = READING#<ts>\n")
+def _audit_log(out: TextIO, db: Connection) -> None:
+    """The first example: an actor's audit events, newest first, by day, as a collection."""
+    out.write("\n=== 1. Actor-scoped audit log: PK = ACTOR#<id>, SK = EVT#<ts>#<seq>\n")
+    _pattern(
+        out,
+        db,
+        "newest-first activity stream (10 most recent)",
+        AuditEvent.query(actor_id="u_8814").descending().limit(10),
+        _event_row,
+    )
+    day = T0.replace(hour=0)
+    _pattern(
+        out,
+        db,
+        "time window: every event on 2026-06-23 (whatever its seq)",
+        AuditEvent.query(actor_id="u_8814").between(
+            ts=(day, day + timedelta(hours=23, minutes=59, seconds=59, microseconds=999999))
+        ),
+        _event_row,
+    )
+    _pattern(
+        out,
+        db,
+        "the whole collection: profile and events, each decoded into its own class",
+        activity.query(actor_id="u_8814"),
+        _event_row,
+    )
 
-        def reading_row(r: Reading) -> str:
-            return f"{r.device_id} {r.ts.isoformat()} {r.celsius} °C"
 
-        _pattern(
-            out,
-            db,
-            "latest-first readings of dev-9 (5 newest)",
-            Reading.query(device_id="dev-9").descending().limit(5),
-            reading_row,
-        )
-        _pattern(
-            out,
-            db,
-            "a 10-minute window of dev-7 (08:10:00 to 08:20:00 inclusive)",
-            Reading.query(device_id="dev-7").between(
-                ts=(T0 + timedelta(minutes=10), T0 + timedelta(minutes=20))
-            ),
-            reading_row,
-        )
-        _pattern(
-            out,
-            db,
-            "fleet-wide readings above 30 °C on 2026-06-23, hottest first (GSI1)",
-            Reading.query(index="GSI1", day=T0.date()).gt(celsius=Decimal("30")).descending(),
-            reading_row,
-        )
-        _pattern(
-            out,
-            db,
-            "fleet-wide readings below freezing (negative numbers sort correctly)",
-            Reading.query(index="GSI1", day=T0.date()).lt(celsius=Decimal("0")),
-            reading_row,
-        )
+def _reading_row(r: Reading) -> str:
+    return f"{r.device_id} {r.ts.isoformat()} {r.celsius} °C"
 
-        out.write("\n=== 3. File tree: PK = DRIVE#<account>, SK = <path> (folders end in /)\n")
 
-        def path_row(node: Any) -> str:
-            return f"{type(node).__name__:6} {node.path}"
+def _sensor_readings(out: TextIO, db: Connection) -> None:
+    """The second example: one device's readings by time, the fleet's by day and value."""
+    out.write("\n=== 2. Sensor readings: PK = DEV#<id>, SK = READING#<ts>\n")
+    _pattern(
+        out,
+        db,
+        "latest-first readings of dev-9 (5 newest)",
+        Reading.query(device_id="dev-9").descending().limit(5),
+        _reading_row,
+    )
+    _pattern(
+        out,
+        db,
+        "a 10-minute window of dev-7 (08:10:00 to 08:20:00 inclusive)",
+        Reading.query(device_id="dev-7").between(
+            ts=(T0 + timedelta(minutes=10), T0 + timedelta(minutes=20))
+        ),
+        _reading_row,
+    )
+    _pattern(
+        out,
+        db,
+        "fleet-wide readings above 30 °C on 2026-06-23, hottest first (GSI1)",
+        Reading.query(index="GSI1", day=T0.date()).gt(celsius=Decimal("30")).descending(),
+        _reading_row,
+    )
+    _pattern(
+        out,
+        db,
+        "fleet-wide readings below freezing (negative numbers sort correctly)",
+        Reading.query(index="GSI1", day=T0.date()).lt(celsius=Decimal("0")),
+        _reading_row,
+    )
 
-        _pattern(
-            out,
-            db,
-            "subtree root/photos/ in path order (begins_with, one read)",
-            drive.query(account="acme").begins_with(path="root/photos/"),
-            path_row,
-        )
-        _pattern(
-            out,
-            db,
-            "direct children of root/photos/: folders and files (GSI2, keyed on parent)",
-            children.query(account="acme", parent="root/photos/"),
-            path_row,
-        )
+
+def _path_row(node: Any) -> str:
+    return f"{type(node).__name__:6} {node.path}"
+
+
+def _file_tree(out: TextIO, db: Connection) -> None:
+    """The third example: a drive's file tree, by path prefix and by parent folder."""
+    out.write("\n=== 3. File tree: PK = DRIVE#<account>, SK = <path> (folders end in /)\n")
+    _pattern(
+        out,
+        db,
+        "subtree root/photos/ in path order (begins_with, one read)",
+        drive.query(account="acme").begins_with(path="root/photos/"),
+        _path_row,
+    )
+    _pattern(
+        out,
+        db,
+        "direct children of root/photos/: folders and files (GSI2, keyed on parent)",
+        children.query(account="acme", parent="root/photos/"),
+        _path_row,
+    )

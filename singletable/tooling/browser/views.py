@@ -554,64 +554,14 @@ def model_overview(tables: Sequence[Table], all_sources: Sequence[Source]) -> li
     pages = []
     for table in tables:
         plans = list(entity_plans(table))
-        indexes = []
-        for name, spec in table.indexes.items():
-            schema = table.key_schema(name)
-            feeders = []
-            for p in plans:
-                if name in p.indexes:
-                    sk = p.indexes[name].sk
-                    feeders.append((p.name, p.indexes[name].pk.source, sk.source if sk else None))
-            indexes.append(
-                {
-                    "name": name,
-                    "kind": "GSI" if isinstance(spec, GSI) else "LSI",
-                    "pk": schema.pk,
-                    "sk": schema.sk,
-                    "projection": spec.projection.type
-                    + (
-                        f" {', '.join(spec.projection.attributes)}"
-                        if spec.projection.attributes
-                        else ""
-                    ),
-                    "entities": feeders,
-                }
-            )
-        entities = []
-        for plan in plans:
-            keys = []
-            for kp in (plan.primary, *plan.indexes.values()):
-                keys.append(
-                    {
-                        "index": kp.index or "table",
-                        "pk_attribute": kp.schema.pk,
-                        "pk": kp.pk.source,
-                        "pk_example": example_key(plan, kp.pk),
-                        "sk_attribute": kp.schema.sk,
-                        "sk": kp.sk.source if kp.sk else None,
-                        "sk_example": example_key(plan, kp.sk) if kp.sk else None,
-                        "sparse": sorted(kp.optional_fields),
-                    }
-                )
-            entities.append(
-                {
-                    "name": plan.name,
-                    "version": plan.version,
-                    "cls": f"{plan.model.__module__}.{plan.model.__qualname__}",
-                    "doc": (plan.model.__doc__ or "").strip().split("\n")[0],
-                    "keys": keys,
-                    "fields": [_field_row(fp, plan) for fp in plan.fields.values()],
-                    "source": f"{table.name}/{plan.name}@{plan.version}",
-                }
-            )
         pages.append(
             {
                 "name": table.name,
                 "pk": table.pk,
                 "sk": table.sk,
                 "delimiter": table.delimiter,
-                "indexes": indexes,
-                "entities": entities,
+                "indexes": [_index_row(table, name, plans) for name in table.indexes],
+                "entities": [_entity_row(table, plan) for plan in plans],
                 "collections": [
                     {
                         "name": s.collection.name,
@@ -628,6 +578,53 @@ def model_overview(tables: Sequence[Table], all_sources: Sequence[Source]) -> li
             }
         )
     return pages
+
+
+def _index_row(table: Table, name: str, plans: Sequence[EntityPlan]) -> dict[str, Any]:
+    """One index of the model page: its keys, projection and the entities that feed it."""
+    spec = table.indexes[name]
+    schema = table.key_schema(name)
+    feeders = []
+    for p in plans:
+        if name in p.indexes:
+            sk = p.indexes[name].sk
+            feeders.append((p.name, p.indexes[name].pk.source, sk.source if sk else None))
+    return {
+        "name": name,
+        "kind": "GSI" if isinstance(spec, GSI) else "LSI",
+        "pk": schema.pk,
+        "sk": schema.sk,
+        "projection": spec.projection.type
+        + (f" {', '.join(spec.projection.attributes)}" if spec.projection.attributes else ""),
+        "entities": feeders,
+    }
+
+
+def _entity_row(table: Table, plan: EntityPlan) -> dict[str, Any]:
+    """One entity of the model page: its key templates with example keys, its fields."""
+    keys = []
+    for kp in (plan.primary, *plan.indexes.values()):
+        keys.append(
+            {
+                "index": kp.index or "table",
+                "pk_attribute": kp.schema.pk,
+                "pk": kp.pk.source,
+                "pk_example": example_key(plan, kp.pk),
+                "sk_attribute": kp.schema.sk,
+                "sk": kp.sk.source if kp.sk else None,
+                "sk_example": example_key(plan, kp.sk) if kp.sk else None,
+                "sparse": sorted(kp.optional_fields),
+            }
+        )
+    return {
+        "name": plan.name,
+        "version": plan.version,
+        "cls": f"{plan.model.__module__}.{plan.model.__qualname__}",
+        "doc": (plan.model.__doc__ or "").strip().split("\n")[0],
+        "keys": keys,
+        "fields": [_field_row(fp, plan) for fp in plan.fields.values()],
+        "source": f"{table.name}/{plan.name}@{plan.version}",
+    }
 
 
 # -- the item page and its edit form --------------------------------------------------

@@ -23,7 +23,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -415,18 +415,13 @@ def run_job(
     items = read_job(db, table, job_id)
     record = items.record
     assert record is not None
-    kind = kinds.get(record.kind)
-    if kind is None:
-        raise JobError(
-            f"job {job_id!r} is a {record.kind!r} job, which this worker cannot run "
-            f"(it knows {', '.join(sorted(kinds)) or 'no kind'})"
-        )
-    work = kind.work(record.spec, db)
+    work = _kind_of(kinds, record).work(record.spec, db)
     report = WorkerReport(worker_id)
     beat = lease_seconds / 3
     heartbeat = _Heartbeat(
         executor_factory(), table, record, worker_id=worker_id, interval=beat, clock=clock
     )
+    worker = _Worker(db, table, record, work, heartbeat, report, lease_seconds, clock)
     with heartbeat:
         while True:
             if items.record is None or items.record.state == "cancelled":
@@ -436,45 +431,93 @@ def run_job(
             mine = [u for u in items.units if only is None or u.index in only]
             free = [unit for unit in mine if unit.claimable(now)]
             if not free:
-                if all(unit.done for unit in items.units):
-                    SetJobState(table, job_id, "done", expect="running").run(db)
-                    break
-                if all(unit.done for unit in mine):
-                    break
-                if not wait:
+                if _finished(db, table, job_id, items, mine) or not wait:
                     break
                 sleep(_until_next_expiry(mine, now, poll_seconds or min(beat, 1.0)))
                 items = ReadJob(table, job_id).run(db)
                 continue
             heartbeat.share(items)
             # A random pick spreads workers that start together over different units.
-            seen = random.choice(free)
-            lease = ClaimUnit(
-                table, job_id, seen, owner=worker_id, now=now, lease_seconds=lease_seconds
-            ).run(db)
-            if lease is not None:
-                unit = WorkUnit(job_id, record.kind, seen.index, record.total, seen.spec)
-                context = LeaseContext(
-                    db,
-                    table,
-                    lease,
-                    lease_seconds=lease_seconds,
-                    rcu=heartbeat.rcu,
-                    wcu=heartbeat.wcu,
-                    clock=clock,
-                )
-                heartbeat.hold(context)
-                try:
-                    _run_unit(work, unit, context, report)
-                except JobCancelled:
-                    report.cancelled = True
-                    break
-                finally:
-                    heartbeat.hold(None)
-                    for name, n in context.counts.items():
-                        report.counts[name] = report.counts.get(name, 0) + n
+            if worker.claim_and_run(random.choice(free), now):
+                report.cancelled = True
+                break
             items = ReadJob(table, job_id).run(db)
     return report
+
+
+@dataclass
+class _Worker:
+    """What claiming and running one unit of a job takes, for one worker."""
+
+    db: Executor
+    table: Table
+    record: JobRecord
+    work: UnitWork
+    heartbeat: _Heartbeat
+    report: WorkerReport
+    lease_seconds: float
+    clock: Callable[[], float]
+
+    def claim_and_run(self, seen: UnitState, now: float) -> bool:
+        """Claim the unit ``seen`` and run it if the claim holds (another worker may win it).
+
+        Returns:
+            Whether the job was cancelled while the unit ran.
+        """
+        record = self.record
+        lease = ClaimUnit(
+            self.table,
+            record.job_id,
+            seen,
+            owner=self.report.worker_id,
+            now=now,
+            lease_seconds=self.lease_seconds,
+        ).run(self.db)
+        if lease is None:
+            return False
+        unit = WorkUnit(record.job_id, record.kind, seen.index, record.total, seen.spec)
+        context = LeaseContext(
+            self.db,
+            self.table,
+            lease,
+            lease_seconds=self.lease_seconds,
+            rcu=self.heartbeat.rcu,
+            wcu=self.heartbeat.wcu,
+            clock=self.clock,
+        )
+        # The heartbeat renews the lease while the unit runs; the unit's counts go to the
+        # report however it ends.
+        self.heartbeat.hold(context)
+        try:
+            _run_unit(self.work, unit, context, self.report)
+        except JobCancelled:
+            return True
+        finally:
+            self.heartbeat.hold(None)
+            for name, n in context.counts.items():
+                self.report.counts[name] = self.report.counts.get(name, 0) + n
+        return False
+
+
+def _kind_of(kinds: Mapping[str, JobKind], record: JobRecord) -> JobKind:
+    """The job kind of ``record`` among those this worker can run."""
+    kind = kinds.get(record.kind)
+    if kind is None:
+        raise JobError(
+            f"job {record.job_id!r} is a {record.kind!r} job, which this worker cannot run "
+            f"(it knows {', '.join(sorted(kinds)) or 'no kind'})"
+        )
+    return kind
+
+
+def _finished(
+    db: Executor, table: Table, job_id: str, items: JobItems, mine: Sequence[UnitState]
+) -> bool:
+    """Whether nothing is left for this worker; the job is marked done when every unit is."""
+    if all(unit.done for unit in items.units):
+        SetJobState(table, job_id, "done", expect="running").run(db)
+        return True
+    return all(unit.done for unit in mine)
 
 
 def _run_unit(

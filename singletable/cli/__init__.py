@@ -204,7 +204,7 @@ def _input(path: str) -> Iterator[IO[bytes]]:
 
 
 def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.tooling.bulk.load import JsonLines, LineError, check, load
+    from singletable.tooling.bulk.load import JsonLines, LineError, check, load, require_empty
 
     tables = load_model(args.model)
     try:
@@ -235,6 +235,11 @@ def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
         db = _connect(args)
         for table in report.tables.values():
             _require_table(db, table.name)
+        if args.first_import:
+            # Every table before the first write (the load checks each again when its first
+            # item comes, which a file of several tables alone would find too late).
+            for table in report.tables.values():
+                require_empty(db, table)
         stream.seek(0)
         result = load(
             db,
@@ -243,6 +248,7 @@ def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
             out=out,
             where=lambda position: f"line {report.line_of(position)}",
             label=f"load {name}",
+            first_import=args.first_import,
         )
     out.write(
         f"loaded {result.written:,} items ({counts}) in {result.seconds:.1f}s, "
@@ -528,7 +534,8 @@ def build_parser() -> argparse.ArgumentParser:
         "line. First every line is parsed, validated and encoded (keys, sizes, text) and "
         "keys given twice are found; if any line is invalid, each is listed with its line "
         "number and nothing is written. Then the items are written in batches of 25 "
-        "(entities with unique fields or a version field one by one, with their guards). "
+        "(entities with unique fields or a version field one by one, with their guards; a "
+        "versioned item at its own version, where none or the same version is stored). "
         "Blank lines, CR LF line ends and a UTF-8 byte order mark are accepted. Progress: "
         "a bar on a terminal, plain lines otherwise.",
         epilog=EXIT_CODES_HELP,
@@ -547,6 +554,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run",
         action="store_true",
         help="only the validation pass: check every line and count what would be written",
+    )
+    p.add_argument(
+        "--first-import",
+        action="store_true",
+        help="into tables that must be empty (checked first): batch-write versioned "
+        "entities too, without their version check; an item a concurrent writer puts "
+        "meanwhile under the same key is overwritten (unique fields keep their guards)",
     )
     p.set_defaults(func=_cmd_load)
 

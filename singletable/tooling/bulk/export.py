@@ -46,7 +46,7 @@ from singletable.operations.protocol import Executor
 from singletable.operations.scan import Scan, check_segment_count
 from singletable.operations.stream import StreamExecutor
 from singletable.operations.tables import DescribeTable
-from singletable.tooling.bulk.load import MAX_ERRORS, JsonLines, LineError
+from singletable.tooling.bulk.load import MAX_ERRORS, JsonLines, LineError, StoredItems
 from singletable.tooling.jobs.progress import Progress, Wording
 from singletable.types import Item
 
@@ -86,17 +86,6 @@ class ExportResult:
     def rate(self) -> float:
         """Items scanned per second."""
         return self.scanned / self.seconds if self.seconds > 0 else 0.0
-
-
-class _StoredItems(Scan[Item]):
-    """A scan that hands out the stored items as they are.
-
-    The export decodes them itself, so that an item no entity decodes is counted and set
-    aside instead of ending the scan (or vanishing into ``Page.unknown``).
-    """
-
-    def _decode(self, item: Item) -> Any:
-        return item
 
 
 @dataclass(frozen=True)
@@ -370,7 +359,7 @@ def export(
     )
     run = _Export(scopes, model, out, rejects, progress)
     work = [
-        (scope, scan) for scope in scopes for scan in _segments(_StoredItems(scope.table), segments)
+        (scope, scan) for scope in scopes for scan in _segments(StoredItems(scope.table), segments)
     ]
     started = time.monotonic()
     try:

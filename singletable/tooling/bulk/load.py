@@ -8,6 +8,12 @@ overwriting the first item with the second. Entities that a batch write cannot c
 (uniqueness constraints, whose guards need a transaction; optimistic locking, which needs a
 condition) are written one by one with their own `Put`, which keeps those guarantees.
 
+A versioned item is loaded as it was exported: at its own version (``Put(...,
+keep_version=True)``), where no item is stored or the stored one is at that same version
+(so a load repeated or resumed changes nothing), and refused as a version conflict over
+any other version. ``first_import=True`` trades that check for speed on a table that holds
+nothing yet: versioned entities go in batch writes too, unchecked (see `load`).
+
 A load stops at the first problem and raises `LoadError`, which says how many items were
 written, which ones it had taken and did not write, and where to resume; nothing is dropped
 silently.
@@ -47,6 +53,7 @@ from singletable.operations.common import describe_key, stamp_times, utc_now
 from singletable.operations.items import Put
 from singletable.operations.limits import LONE_SURROGATE
 from singletable.operations.protocol import Executor
+from singletable.operations.scan import Scan
 from singletable.tooling.jobs.progress import Progress, Wording
 from singletable.types import Item
 
@@ -79,6 +86,46 @@ class LoadResult:
 
 def _items_at(position: int) -> str:
     return f"items[{position}]"
+
+
+class StoredItems(Scan[Item]):
+    """A scan that hands out the stored items as they are (guard items included).
+
+    For reads that must see every item, whether or not an entity decodes it: an export
+    (which counts and sets aside what no entity decodes), the emptiness check of a first
+    import.
+    """
+
+    def _decode(self, item: Item) -> Any:
+        return item
+
+
+def require_empty(db: Executor, table: Table) -> None:
+    """Refuse a first import into ``table`` unless it holds no item at all.
+
+    One scan request of ``Limit`` 1 (more only if DynamoDB returns empty pages).
+
+    Raises:
+        LoadError: The table holds an item (its key is named); nothing was written.
+    """
+    found = StoredItems(table).limit(1).first(db)
+    if found is None:
+        return
+    key = {a: found[a] for a in (table.pk, table.sk) if a is not None and a in found}
+    cause = RequestLimitError(
+        f"table {table.name} is not empty (it holds the item {describe_key(key)}): a first "
+        "import batch-writes versioned items without their version check, which is only "
+        "safe into an empty table; load without first_import (--first-import), which checks "
+        "each versioned item, or load into an empty table"
+    )
+    raise LoadError(
+        f"load refused: {cause} -- nothing was written",
+        written=0,
+        unwritten=[],
+        resume_from=0,
+        next_position=0,
+        cause=cause,
+    )
 
 
 @dataclass(frozen=True)
@@ -173,11 +220,17 @@ class _Load:
         progress: Progress,
         name: Callable[[int], str],
         batch_size: int,
+        *,
+        first_import: bool = False,
+        check_empty: bool = True,
     ) -> None:
         self.db = db
         self.progress = progress
         self.name = name
         self.batch_size = batch_size
+        self.first_import = first_import
+        #: Tables checked empty (or not to check: a job checks them once, when it starts).
+        self.checked: set[str] | None = set() if first_import and check_empty else None
         self.keys = KeySet(name)
         self.buffer: list[tuple[int, BaseModel]] = []
         self.result = LoadResult()
@@ -189,7 +242,12 @@ class _Load:
             plan = plan_of(type(obj))
         except SingleTableError as exc:
             self.stop(position, exc, [(position, obj)])
-        if plan.unique or plan.version_field is not None:
+        if self.checked is not None and plan.table.name not in self.checked:
+            # When the table's first item comes: no earlier write of this load is in it.
+            self.flush()
+            require_empty(self.db, plan.table)
+            self.checked.add(plan.table.name)
+        if plan.unique or (plan.version_field is not None and not self.first_import):
             self.single(position, obj, plan)
             return
         self.buffer.append((position, obj))
@@ -197,10 +255,14 @@ class _Load:
             self.flush()
 
     def single(self, position: int, obj: BaseModel, plan: EntityPlan) -> None:
-        """Write an item a batch cannot carry with its own put (guards, version check)."""
+        """Write an item a batch cannot carry with its own put (guards, version check).
+
+        A first import creates (no read of the values replaced: there is no item), which
+        still refuses an item that is there, and claims the guards in the same transaction.
+        """
         taken = [(position, obj)]
         try:
-            op = Put(obj)
+            op = Put(obj, keep_version=True, create=self.first_import)
             claims = self.keys.claims(plan, op.written, op.item)
         except SingleTableError as exc:
             self.stop(position, exc, taken)
@@ -218,7 +280,7 @@ class _Load:
             return
         batch = self.buffer
         try:
-            write = BatchWrite([obj for _, obj in batch])
+            write = BatchWrite([obj for _, obj in batch], unchecked_versions=self.first_import)
         except SingleTableError as exc:
             self.diagnose(exc)
         # BatchWrite keeps its requests in the order the objects were given.
@@ -275,7 +337,7 @@ class _Load:
         claims = []
         for position, obj in self.buffer:
             try:
-                write = BatchWrite([obj])
+                write = BatchWrite([obj], unchecked_versions=self.first_import)
             except SingleTableError as own:
                 self.stop(position, own, self.buffer)
             item = write.requests[0][1]["PutRequest"]["Item"]
@@ -325,6 +387,7 @@ def load(
     batch_size: int = MAX_BATCH_WRITE,
     where: Callable[[int], str] | None = None,
     label: str = "load",
+    first_import: bool = False,
 ) -> LoadResult:
     """Write every entity instance of ``objects`` to its table.
 
@@ -333,6 +396,19 @@ def load(
     own put, which keeps their guards and version check. ``created_at`` / ``updated_at``
     fields are stamped as by any write. A key given twice is refused before the second
     item's batch is sent.
+
+    A versioned object is written at its own version (as exported; version 0, never
+    stored, becomes 1): where no item is stored, or the stored item is at that same
+    version (loading it again changes nothing); a stored item at another version is not
+    overwritten: the load stops there with a `VersionConflictError` naming both versions.
+
+    ``first_import=True`` is for a table that holds nothing yet: each table is checked
+    empty when its first item comes (one scan request), and versioned entities then go in
+    batch writes like the others, at their own version. What is given up: BatchWriteItem
+    takes no condition, so those writes check no version, and an item a concurrent writer
+    puts under the same key meanwhile is overwritten without a word. Entities with unique
+    fields keep their guards: each is created on its own in one transaction with its
+    guards, which refuses a value or key already taken.
 
     Args:
         db: The executor (`singletable.Connection`).
@@ -346,12 +422,14 @@ def load(
         batch_size: Items per `BatchWrite` (1 to 25: one BatchWriteItem call each).
         where: How messages name a position (default ``items[N]``, 0-based).
         label: What the progress display calls the load.
+        first_import: Batch-write versioned entities too, into tables that must be empty
+            (see above).
 
     Raises:
         LoadError: The load stopped: a value that cannot be stored, a key given twice, a
             non-entity, or a write that failed (throttled past its retries, refused by
-            DynamoDB, a unique value or version conflict). It holds how many items were
-            written and which were not.
+            DynamoDB, a unique value or version conflict), or a first import into a table
+            that is not empty. It holds how many items were written and which were not.
         RequestLimitError: ``batch_size`` is not 1 to 25.
     """
     if not 1 <= batch_size <= MAX_BATCH_WRITE:
@@ -368,7 +446,7 @@ def load(
         bar=progress_bar,
         wording=LOAD_WORDING,
     )
-    run = _Load(db, progress, where or _items_at, batch_size)
+    run = _Load(db, progress, where or _items_at, batch_size, first_import=first_import)
     started = time.monotonic()
     try:
         for position, obj in enumerate(objects):

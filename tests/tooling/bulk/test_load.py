@@ -327,6 +327,51 @@ def test_unique_and_versioned_entities_go_one_by_one_with_their_guards() -> None
     assert result.by_entity == {"Customer": 2, "Counter": 1, "Order": 3}
 
 
+def test_a_versioned_item_keeps_its_version_where_none_or_the_same_is_stored() -> None:
+    fake = Fake()
+    load(fake, [Counter(name="a", version=3), Counter(name="b")], out=io.StringIO())
+    exported, new = (c.params for c in fake.calls)
+    # An exported item (version 3) goes in at 3, over nothing or over version 3 itself.
+    assert exported["Item"]["version"] == {"N": "3"}
+    assert exported["ConditionExpression"] == "attribute_not_exists (#n0) OR #n1 = :v0"
+    assert exported["ExpressionAttributeValues"] == {":v0": {"N": "3"}}
+    # One never stored (version 0) is a first put: version 1 where nothing is.
+    assert new["Item"]["version"] == {"N": "1"}
+    assert new["ConditionExpression"] == "attribute_not_exists (#n0)"
+
+
+def test_a_first_import_checks_the_table_empty_then_batch_writes_versioned_items() -> None:
+    fake = Fake()
+    counters = [Counter(name=str(i), version=i % 2) for i in range(30)]
+    result = load(fake, [*counters, *customers(1)], out=io.StringIO(), first_import=True)
+    actions = [c.action for c in fake.calls]
+    # One scan (Limit 1) before the table's first write; a unique entity is created in one
+    # transaction with its guard, no read first.
+    assert actions == ["scan", "batch_write_item", "transact_write_items", "batch_write_item"]
+    assert fake.calls[0].params["Limit"] == 1
+    versions = [
+        r["PutRequest"]["Item"]["version"]["N"]
+        for c in fake.calls
+        if c.action == "batch_write_item"
+        for r in c.params["RequestItems"]["load-app"]
+    ]
+    assert versions == ["1"] * 30  # version 0 becomes 1, as a first put writes
+    put = fake.calls[2].params["TransactItems"][0]["Put"]
+    assert put["ConditionExpression"] == "attribute_not_exists (#n0)"
+    assert result.by_entity == {"Counter": 30, "Customer": 1}
+
+
+def test_a_first_import_into_a_table_with_an_item_writes_nothing() -> None:
+    stored = {"PK": {"S": "X#1"}, "SK": {"S": "X"}}
+    fake = Fake(lambda call: {"Items": [stored], "Count": 1} if call.action == "scan" else {})
+    with pytest.raises(st.LoadError) as caught:
+        load(fake, plain(3), out=io.StringIO(), first_import=True)
+    assert str(caught.value).startswith(
+        "load refused: table load-app is not empty (it holds the item PK='X#1', SK='X')"
+    )
+    assert [c.action for c in fake.calls] == ["scan"]
+
+
 def test_a_duplicate_stops_the_load_before_its_batch_is_sent() -> None:
     fake = Fake()
     objects = plain(30) + plain(1)  # items[30] repeats items[0]

@@ -463,7 +463,7 @@ def test_progress_says_written_of_an_exact_total() -> None:
     load(Fake(), plain(50), out=out, progress_interval=0, progress_bar=False)
     first, *_, last = out.getvalue().splitlines()
     assert first.startswith("load: 25 of 50 written (50%), 0 failed; ")
-    assert ", ETA " in first
+    assert ", ETA " not in first  # not settled yet (see tests/tooling/jobs/test_progress.py)
     assert last.startswith("load: 50 of 50 written (100%), 0 failed; ")
     assert ", took " in last
 

@@ -233,9 +233,12 @@ class Progress:
                 # DynamoDB's approximate item count: never show more than 100 %.
                 percent = min(100.0, percent)
             of = f"~{self.total:,}" if w.approximate else f"{self.total:,}"
-            done = f"{w.count(w.done, c.scanned)} of {of} ({percent:.0f}%)"
-            if not w.dry_run or w.done not in _WOULD:
-                done = f"{c.scanned:,} of {of} {w.done} ({percent:.0f}%)"
+            would = w.dry_run and w.done in _WOULD  # "would write 4 of 10", not "4 of 10 written"
+            done = (
+                f"{w.count(w.done, c.scanned)} of {of} ({percent:.0f}%)"
+                if would
+                else f"{c.scanned:,} of {of} {w.done} ({percent:.0f}%)"
+            )
         else:
             done = w.count(w.done, c.scanned)
         postfix = self._postfix()

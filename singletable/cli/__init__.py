@@ -197,14 +197,15 @@ def _input(path: str) -> Iterator[IO[bytes]]:
         with stream:
             yield stream
         return
-    with tempfile.TemporaryFile() as spool:
+    # Named: a load reads its units from the file by path.
+    with tempfile.NamedTemporaryFile(prefix="singletable-load-", suffix=".jsonl") as spool:
         shutil.copyfileobj(sys.stdin.buffer, spool)
         spool.seek(0)
         yield spool
 
 
 def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.tooling.bulk.load import JsonLines, LineError, check, load, require_empty
+    from singletable.tooling.bulk.load import JsonLines, LineError, check, load_file, require_empty
 
     tables = load_model(args.model)
     try:
@@ -240,15 +241,16 @@ def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
             # item comes, which a file of several tables alone would find too late).
             for table in report.tables.values():
                 require_empty(db, table)
-        stream.seek(0)
-        result = load(
+        stream.flush()
+        result = load_file(
             db,
-            reader.objects(stream),
+            stream.name,
+            reader,
             total=report.items,
             out=out,
-            where=lambda position: f"line {report.line_of(position)}",
             label=f"load {name}",
             first_import=args.first_import,
+            workers=args.workers,
         )
     out.write(
         f"loaded {result.written:,} items ({counts}) in {result.seconds:.1f}s, "
@@ -561,6 +563,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="into tables that must be empty (checked first): batch-write versioned "
         "entities too, without their version check; an item a concurrent writer puts "
         "meanwhile under the same key is overwritten (unique fields keep their guards)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="write N chunks of the file at once (threads); default 1, in file order",
     )
     p.set_defaults(func=_cmd_load)
 

@@ -367,8 +367,10 @@ def test_a_first_import_into_a_table_with_an_item_writes_nothing() -> None:
     with pytest.raises(st.LoadError) as caught:
         load(fake, plain(3), out=io.StringIO(), first_import=True)
     assert str(caught.value).startswith(
-        "load refused: table load-app is not empty (it holds the item PK='X#1', SK='X')"
+        "load stopped at items[0]: table load-app is not empty (it holds the item PK='X#1', "
+        "SK='X')"
     )
+    assert caught.value.written == 0
     assert [c.action for c in fake.calls] == ["scan"]
 
 

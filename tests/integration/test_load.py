@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import itertools
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -17,7 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import singletable as st
-from singletable.tooling.bulk.load import JsonLines
+from singletable.tooling.bulk.load import LOAD_KIND, JsonLines
+from singletable.tooling.jobs.local import run_units
+from singletable.tooling.jobs.units import LeaseLost
+from tests.cli.running import model_module
 from tests.integration._executors import connect
 from tests.integration.models import bulk_models
 from tests.strategies import (
@@ -26,6 +30,7 @@ from tests.strategies import (
     simple_entity_table,
     simple_entity_values,
 )
+from tests.unit_contexts import TakenOver
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -216,3 +221,60 @@ def test_a_first_import_batch_writes_versioned_items_into_an_empty_table_only(
         assert Thing.query(box="x").all(db) == []
     finally:
         db.delete_table(table)
+
+
+BULK_MODEL = """
+import singletable as st
+
+table = st.Table("{table}")
+
+class Thing(st.Entity, table=table, pk="B#{{box}}", sk="T#{{n}}"):
+    box: str
+    n: int
+    label: str = ""
+
+class Member(st.Entity, table=table, pk="M#{{mid}}", sk="M", unique=("email",)):
+    mid: str
+    email: str
+
+class Counter(st.Entity, table=table, pk="N#{{name}}", sk="N", version_field="version"):
+    name: str
+    hits: int = 0
+    version: int = 0
+"""
+
+
+def test_a_load_job_in_parallel_units_with_a_unit_taken_over_writes_each_line_once(
+    dynamodb_client: DynamoDBClient, table_name: str, tmp_path: Path
+) -> None:
+    with model_module(tmp_path, "load_job", BULK_MODEL.format(table=table_name)) as module:
+        lines = [
+            *(f'{{"_et": "Thing", "box": "b{i % 3}", "n": {i}}}' for i in range(60)),
+            *(f'{{"_et": "Counter", "name": "c{i}", "version": {1 + i % 5}}}' for i in range(30)),
+            *(f'{{"_et": "Member", "mid": "{i}", "email": "{i}@x"}}' for i in range(10)),
+        ]
+        path = tmp_path / "in.jsonl"
+        path.write_text("".join(f"{line}\n" for line in lines[::-1]))  # mixed in the chunks
+        spec = {"model": module.__name__, "file": str(path), "chunk_bytes": 900, "page_lines": 7}
+        units = LOAD_KIND.units(spec)
+        assert len(units) > 3
+        db = connect(dynamodb_client)
+        db.create_table(module.table)
+        try:
+            work = LOAD_KIND.work(spec, db)
+            # The holder of unit 1 writes two pages, saves one, then loses the unit.
+            lost = TakenOver(lost_at=1)
+            with pytest.raises(LeaseLost):
+                work(units[1], lost)
+            contexts = run_units(units, work, workers=3, checkpoints={1: lost.checkpoint})
+            assert all(ctx.done for ctx in contexts)
+            counted = lost.counts["written"] + sum(ctx.counts["written"] for ctx in contexts)
+            assert counted == len(lines)  # every line counted once, the repeated page too
+            back: list[Any] = list(JsonLines([module.table]).objects(t.encode() for t in lines))
+            stored = st.BatchGet((type(o).plan(), key_values(o)) for o in back).run(db)
+            assert sorted(stored, key=repr) == sorted(back, key=repr)
+            assert len(db.call("scan", {"TableName": module.table.name})["Items"]) == 110
+            with pytest.raises(st.UniqueConstraintError):  # the guards are there
+                module.Member.create(module.Member(mid="x", email="3@x")).run(db)
+        finally:
+            db.delete_table(module.table)

@@ -10,6 +10,7 @@ import io
 from collections.abc import Callable
 from datetime import datetime, timezone
 from decimal import Decimal
+from pathlib import Path
 from typing import Annotated, Any
 from uuid import UUID
 
@@ -20,8 +21,18 @@ from pydantic import ConfigDict, Field
 
 import singletable as st
 from singletable.operations.protocol import Call, Operation
-from singletable.tooling.bulk.load import JsonLines, LineError, check, load
+from singletable.tooling.bulk.load import (
+    JsonLines,
+    LineError,
+    LoadWork,
+    check,
+    file_units,
+    load,
+)
+from singletable.tooling.jobs.local import LocalContext
 from singletable.tooling.jobs.progress import Progress
+from singletable.tooling.jobs.units import LeaseLost
+from tests.unit_contexts import TakenOver
 
 app = st.Table("load-app")
 other = st.Table("load-other", entity_attribute="kind")
@@ -367,8 +378,7 @@ def test_a_first_import_into_a_table_with_an_item_writes_nothing() -> None:
     with pytest.raises(st.LoadError) as caught:
         load(fake, plain(3), out=io.StringIO(), first_import=True)
     assert str(caught.value).startswith(
-        "load stopped at items[0]: table load-app is not empty (it holds the item PK='X#1', "
-        "SK='X')"
+        "load stopped at items[0]: table load-app is not empty (it holds the item PK='X#1', SK='X')"
     )
     assert caught.value.written == 0
     assert [c.action for c in fake.calls] == ["scan"]
@@ -484,3 +494,82 @@ def test_a_migrations_progress_keeps_its_wording() -> None:
     progress = Progress("rewrite", 10, io.StringIO(), bar=False)
     progress.update(scanned=12, rewritten=1)
     assert progress.line().startswith("rewrite: 12 of ~10 scanned (100%), 1 rewritten, 0 skipped")
+
+
+# -- loads as units ----------------------------------------------------------------------------
+
+
+@given(
+    hs.lists(hs.sampled_from([b"", b"{}", b'{"a": 1}', b"x" * 40, b"\r"]), max_size=30),
+    hs.booleans(),
+    hs.integers(1, 64),
+)
+def test_file_units_cover_the_file_in_whole_lines(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], last_newline: bool, chunk: int
+) -> None:
+    data = b"\n".join(lines) + (b"\n" if last_newline and lines else b"")
+    path = tmp_path_factory.mktemp("units") / "in.jsonl"
+    path.write_bytes(data)
+    units = file_units(str(path), chunk_bytes=chunk)
+    starts = [0] + [i + 1 for i, byte in enumerate(data) if byte == ord("\n")]
+    assert [u.spec["start"] for u in units] == sorted({u.spec["start"] for u in units})
+    covered = b"".join(data[u.spec["start"] : u.spec["end"]] for u in units)
+    assert covered == data  # contiguous, nothing twice
+    for unit in units:
+        assert unit.spec["start"] in starts  # every unit starts at a line start
+        assert unit.spec["line"] == starts.index(unit.spec["start"]) + 1
+        assert (unit.index, unit.total, unit.kind) == (units.index(unit), len(units), "load")
+
+
+def test_a_unit_taken_over_resumes_from_its_checkpoint_and_counts_each_line_once(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "orders.jsonl"
+    path.write_text(
+        "".join(
+            f'{{"_et": "Order", "cid": "c", "placed": "2026-01-01T00:00:00Z", '
+            f'"oid": "{UUID(int=i)}", "total": "{i}"}}\n'
+            for i in range(250)
+        )
+    )
+    (unit,) = file_units(str(path))
+    fake = Fake()
+    work = LoadWork(fake, str(path), JsonLines([app]), page_lines=100)
+    first = TakenOver(lost_at=1)
+    with pytest.raises(LeaseLost):
+        work(unit, first)
+    # The first holder saved one page (100 lines) and wrote a second before losing it.
+    assert first.checkpoint is not None
+    assert first.counts == {"written": 100}
+    assert dict(first.checkpoint)["line"] == 101
+    second = TakenOver(first.checkpoint)
+    work(unit, second)
+    assert second.done
+    assert second.counts == {"written": 150}  # lines 101..250: the repeated page once
+    written = [
+        r["PutRequest"]["Item"]["SK"]["S"]
+        for c in fake.calls
+        for r in c.params["RequestItems"]["load-app"]
+    ]
+    assert len(written) == 350  # page 2 sent twice, harmless: the same items again
+    assert len(set(written)) == 250
+    # Every write was announced to the budget first, with the estimator's figure: 1 WCU
+    # per order (each under 1 KB, no index), 25 per batch.
+    assert second.spent == [(0.0, 25.0)] * 6
+
+
+def test_a_unit_names_the_lines_it_wrote_when_it_stops(tmp_path: Path) -> None:
+    path = tmp_path / "customers.jsonl"
+    path.write_text(
+        "\n".join(f'{{"_et": "Customer", "cid": "{i}", "email": "{i}@x"}}' for i in range(5))
+        + "\n{oops\n"
+    )
+    (unit,) = file_units(str(path))
+    work = LoadWork(Fake(), str(path), JsonLines([app]), parallel=True)
+    with pytest.raises(st.LoadError) as caught:
+        work(unit, LocalContext())
+    assert str(caught.value).startswith("load stopped at line 6: invalid JSON")
+    assert str(caught.value).endswith(
+        "every item of this unit from line 1 to before line 6 was written (the units beside "
+        "it stop at their next page)"
+    )

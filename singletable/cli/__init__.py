@@ -207,6 +207,8 @@ def _input(path: str) -> Iterator[IO[bytes]]:
 def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
     from singletable.tooling.bulk.load import JsonLines, LineError, check, load_file, require_empty
 
+    if args.workers < 1:
+        raise CLIError(f"--workers must be at least 1, got {args.workers}")
     tables = load_model(args.model)
     try:
         reader = JsonLines(tables, entity=args.entity)

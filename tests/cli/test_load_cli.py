@@ -145,6 +145,16 @@ def test_first_import_batch_writes_versioned_lines_into_an_empty_table_only(
     )
 
 
+def test_chunks_written_by_several_workers(model: Any, tmp_path: Path) -> None:
+    path = jsonl(tmp_path, *orders(60))
+    with st.embedded(model.table) as db:
+        code, out = run("load", model.path, path, "--workers", "3")
+        assert stored_orders(db, model) == 60
+    assert code == 0
+    assert out.splitlines()[-1].startswith("loaded 60 items (60 Order) in ")
+    assert run("load", model.path, path, "--workers", "0")[0] == ExitCode.USAGE
+
+
 def test_entity_option_and_stdin(
     model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,8 +19,11 @@ base64, as DynamoDB's own export writes them) with the reason to ``rejects`` whe
 given. Uniqueness guard items are the table's bookkeeping, not data: a load writes them
 again, so they are neither exported nor counted.
 
-The scan is the operations layer's `Scan`, optionally in parallel segments (one thread
-each); lines then come in no particular order, which a load does not need.
+The scan is the operations layer's `Scan`, optionally in parallel segments; lines then
+come in no particular order, which a load does not need. Each segment of each table is a
+unit of a job (`scan_units`, `ExportWork`): `export` runs them in this process, writing
+to one stream, and `EXPORT_KIND` lets the job engine's workers run them anywhere, each
+writing its own part file.
 """
 
 from __future__ import annotations

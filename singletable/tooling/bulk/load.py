@@ -22,6 +22,10 @@ silently.
 validated by pydantic (exact Decimals, datetimes, UUIDs), each line's entity named by
 ``--entity`` or by the table's entity attribute (``_et``) in the line. `check` is the
 validation pass the command runs over the whole file before writing anything.
+
+A file is loaded as units of a job (`file_units`: chunks of whole lines; `LoadWork`: one
+chunk, checkpointed after each page): `load_file` runs them in this process, and
+`LOAD_KIND` lets the job engine's workers run them anywhere.
 """
 
 from __future__ import annotations

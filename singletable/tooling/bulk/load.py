@@ -50,6 +50,7 @@ from pydantic import AliasChoices, AliasPath, BaseModel, ValidationError
 from singletable.errors import (
     AlreadyExistsError,
     BatchWriteIncompleteError,
+    JobError,
     LoadError,
     RequestLimitError,
     SingleTableError,
@@ -881,38 +882,41 @@ def model_tables(ref: str) -> list[Table]:
     ``"pkg.mod"``: every `Table` the module defines.
 
     Raises:
-        LineError: The attribute is missing or names no model.
+        JobError: The module does not import, or the path names no model.
     """
     module_name, _, attribute = ref.partition(":")
-    value: Any = importlib.import_module(module_name)
+    try:
+        value: Any = importlib.import_module(module_name)
+        for part in attribute.split(".") if attribute else ():
+            value = getattr(value, part)
+    except (ImportError, AttributeError) as exc:
+        raise JobError(f"model {ref!r}: {type(exc).__name__}: {exc}") from None
     if not attribute:
         tables = {id(v): v for v in vars(value).values() if isinstance(v, Table)}
         if not tables:
-            raise LineError(f"module {module_name!r} defines no Table; name one as MODULE:ATTR")
+            raise JobError(f"module {module_name!r} defines no Table; name one as MODULE:ATTR")
         return list(tables.values())
-    for part in attribute.split("."):
-        value = getattr(value, part)
     if isinstance(value, Table):
         return [value]
     if isinstance(value, type) and issubclass(value, BaseModel):
         return [plan_of(value).table]
     if isinstance(value, list | tuple) and value and all(isinstance(v, Table) for v in value):
         return list(value)
-    raise LineError(f"{ref} is a {type(value).__name__}, not a Table, entity class or tables")
+    raise JobError(f"{ref} is a {type(value).__name__}, not a Table, entity class or tables")
 
 
 def local_path(ref: str) -> str:
     """The file a job's spec names: a path, or a ``file://`` URL (every worker reads it).
 
     Raises:
-        LineError: Another kind of URL (the file must be readable by every worker as a
+        JobError: Another kind of URL (the file must be readable by every worker as a
             file: a shared volume).
     """
     parsed = urllib.parse.urlparse(ref)
     if parsed.scheme == "file":
         return urllib.parse.unquote(parsed.path)
     if parsed.scheme and len(parsed.scheme) > 1:  # "C:\\..." is a path
-        raise LineError(
+        raise JobError(
             f"cannot read {ref!r}: a load job reads a path or a file:// URL that every "
             "worker can open (copy the file to a shared volume first)"
         )

@@ -28,6 +28,8 @@ from singletable.tooling.bulk.load import (
     check,
     file_units,
     load,
+    local_path,
+    model_tables,
 )
 from singletable.tooling.jobs.local import LocalContext
 from singletable.tooling.jobs.progress import Progress
@@ -573,3 +575,21 @@ def test_a_unit_names_the_lines_it_wrote_when_it_stops(tmp_path: Path) -> None:
         "every item of this unit from line 1 to before line 6 was written (the units beside "
         "it stop at their next page)"
     )
+
+
+def test_a_job_spec_names_its_model_and_file() -> None:
+    here = "tests.tooling.bulk.test_load"
+    assert model_tables(f"{here}:app") == [app]
+    assert model_tables(f"{here}:Tag") == [other]
+    assert model_tables(here) == [app, other]
+    for ref, message in [
+        (f"{here}:nothing", "AttributeError"),
+        ("tests.no_such_module", "ModuleNotFoundError"),
+        (f"{here}:UID", "is a str, not a Table, entity class or tables"),
+    ]:
+        with pytest.raises(st.SingleTableError, match=message):
+            model_tables(ref)
+    assert local_path("file:///shared/a%20b.jsonl") == "/shared/a b.jsonl"
+    assert local_path("in.jsonl") == "in.jsonl"
+    with pytest.raises(st.SingleTableError, match="a path or a file:// URL"):
+        local_path("s3://bucket/in.jsonl")

@@ -14,6 +14,7 @@ import enum
 import io
 import itertools
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ from pydantic import BaseModel
 import singletable as st
 from singletable.tooling.bulk.export import EXPORT_KIND, part_name
 from singletable.tooling.bulk.load import JsonLines
-from singletable.tooling.jobs.local import run_units
+from singletable.tooling.jobs.local import LocalContext, run_units
 from singletable.tooling.jobs.units import LeaseLost
 from tests.cli.running import model_module
 from tests.integration._executors import connect
@@ -162,6 +163,13 @@ def test_a_versioned_export_loads_back_at_its_versions(
         db.delete_table(table)
 
 
+class Zombie(LocalContext):
+    """A holder that lost its unit without knowing: its saves go through, its finish not."""
+
+    def finish(self, counts: Mapping[str, int]) -> None:
+        raise LeaseLost("the unit was taken over")
+
+
 def json_item(item: dict[str, Any]) -> dict[str, Any]:
     """A rejected item as the client gives it (the rejects file holds bytes in base64)."""
 
@@ -274,6 +282,10 @@ def test_an_export_job_writes_one_part_per_unit_and_a_taken_over_unit_each_item_
             contexts = run_units(units, work, workers=2, checkpoints={0: lost.checkpoint})
             counted = sum(ctx.counts["written"] for ctx in contexts) + lost.counts["written"]
             assert counted == 155
+            # A paused holder wakes up after its unit was done by another: it goes on from
+            # the checkpoint it knew, in files of its own, and is refused at the end.
+            with pytest.raises(LeaseLost):
+                work(units[0], Zombie(lost.checkpoint))
             parts = sorted(out.glob("part-*.jsonl"))
             assert [p.name for p in parts] == [part_name(i) for i in range(3)]
             lines = b"".join(p.read_bytes() for p in parts).splitlines(keepends=True)
@@ -281,6 +293,8 @@ def test_an_export_job_writes_one_part_per_unit_and_a_taken_over_unit_each_item_
             expected = [*things, *counters, *members]
             assert sorted(back, key=repr) == sorted(expected, key=repr)  # each item once
             assert all(p.read_bytes() == b"" for p in out.glob("rejects-*.jsonl"))
+            # What holders that lost their unit wrote stays in files no one reads.
+            assert len(list(out.glob("part-00000.jsonl.*.partial"))) == 1
             # The parts load back into an empty table (versions kept, a first import).
             db.delete_table(module.table)
             db.create_table(module.table)

@@ -31,10 +31,12 @@ from __future__ import annotations
 import base64
 import io
 import json
+import os
 import re
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +44,7 @@ from typing import Any, BinaryIO, Protocol, TextIO
 
 from pydantic import BaseModel
 
-from singletable.errors import EntityTypeError, SingleTableError
+from singletable.errors import EntityTypeError, JobError, SingleTableError
 from singletable.model.plan import EntityPlan, plan_of
 from singletable.model.table import Table
 from singletable.model.unique import is_guard_item
@@ -303,6 +305,10 @@ class _Sink:
         self.lines = lines
         self.rejects = rejects
 
+    def complete(self) -> None:
+        """The unit reached its end (before it is reported done)."""
+        self.close()
+
     def close(self) -> None:
         """The unit is over: flush what it wrote (a shared stream stays open)."""
         self.lines.flush()
@@ -380,6 +386,7 @@ class ExportWork:
                     counts["skipped"] += skipped
                 ctx.spend(rcu=estimate_capacity(scan, read=page.items).rcu)
                 if page.cursor is None:
+                    sink.complete()
                     ctx.finish(counts)
                     return
                 ctx.save({"cursor": page.cursor, **mark()}, counts)
@@ -479,19 +486,43 @@ def rejects_name(index: int) -> str:
 
 
 class _PartFiles(_Sink):
-    """A unit's own output files, resumed where its checkpoint says.
+    """A unit's output files, written by one holder of the unit under names of its own.
 
-    A holder that loses its unit may have written lines after its last checkpoint; the
-    next holder cuts both files back to the sizes the checkpoint recorded, so the part
-    holds each item once.
+    Each holder writes ``part-0000i.<holder>.partial`` (and the same for rejects). A
+    holder that takes the unit over starts its files with the bytes the last checkpoint
+    recorded of the previous holder's files, then goes on from the checkpoint's cursor:
+    so its files hold each item of the segment once, whatever the previous holder wrote
+    after its checkpoint, and a holder that lost the unit without knowing (a paused
+    worker that wakes up) writes only to files no one reads. A holder that reaches the
+    end of the segment renames its files to ``part-0000i.jsonl`` / ``rejects-0000i.jsonl``
+    before it reports the unit done; any file so renamed is a whole segment.
     """
 
-    def __init__(self, directory: Path, index: int, checkpoint: Mapping[str, JsonValue] | None):
+    def __init__(
+        self, directory: Path, index: int, checkpoint: Mapping[str, JsonValue] | None
+    ) -> None:
+        self.directory = directory
+        self.index = index
+        holder = uuid.uuid4().hex[:12]
         given = checkpoint or {}
-        self._files = [
-            self._open(directory / part_name(index), int(given.get("bytes", 0))),
-            self._open(directory / rejects_name(index), int(given.get("rejects_bytes", 0))),
+        self._names = [
+            f"{part_name(index)}.{holder}.partial",
+            f"{rejects_name(index)}.{holder}.partial",
         ]
+        self._files: list[BinaryIO] = []
+        for own, final, earlier, size in (
+            (self._names[0], part_name(index), given.get("file"), given.get("bytes", 0)),
+            (
+                self._names[1],
+                rejects_name(index),
+                given.get("rejects_file"),
+                given.get("rejects_bytes", 0),
+            ),
+        ):
+            stream = open(directory / own, "w+b")  # noqa: SIM115 - closed by close()
+            if earlier is not None:
+                self._copy_prefix(directory, str(earlier), final, int(size), stream)
+            self._files.append(stream)
         lines, rejects = (
             io.TextIOWrapper(f, encoding="utf-8", newline="\n", write_through=True)
             for f in self._files
@@ -499,18 +530,41 @@ class _PartFiles(_Sink):
         super().__init__(lines, rejects)
 
     @staticmethod
-    def _open(path: Path, size: int) -> BinaryIO:
-        stream = open(path, "r+b" if path.exists() else "w+b")  # noqa: SIM115 - closed by close()
-        stream.truncate(size)
-        stream.seek(size)
-        return stream
+    def _copy_prefix(directory: Path, earlier: str, final: str, size: int, into: BinaryIO) -> None:
+        """The first ``size`` bytes of the previous holder's file into this holder's."""
+        source = directory / earlier
+        if not source.exists():
+            # The previous holder reached the end and renamed its file after all (and then
+            # lost the unit): the whole segment begins with the same bytes.
+            source = directory / final
+        with open(source, "rb") as previous:
+            into.write(previous.read(size))
+        if into.tell() != size:
+            raise JobError(
+                f"export unit {final}: {source.name} holds {into.tell():,} bytes, fewer than "
+                f"the {size:,} its checkpoint recorded"
+            )
 
     def mark(self) -> dict[str, JsonValue]:
-        """The output's part of the checkpoint: both files' sizes, once flushed."""
-        for stream in self._files:
-            stream.flush()
+        """The output's part of the checkpoint: this holder's files and their sizes."""
+        self.lines.flush()
+        assert self.rejects is not None
+        self.rejects.flush()
         lines, rejects = self._files
-        return {"bytes": lines.tell(), "rejects_bytes": rejects.tell()}
+        return {
+            "file": self._names[0],
+            "bytes": lines.tell(),
+            "rejects_file": self._names[1],
+            "rejects_bytes": rejects.tell(),
+        }
+
+    def complete(self) -> None:
+        """The segment is whole: the files take their final names."""
+        self.close()
+        for own, final in zip(
+            self._names, (part_name(self.index), rejects_name(self.index)), strict=True
+        ):
+            os.replace(self.directory / own, self.directory / final)
 
     def close(self) -> None:
         """Flush and close both files."""
@@ -529,10 +583,10 @@ class ExportKind:
     (per table, default 4), ``page_size``, ``job_id``.
 
     Unit ``i`` writes ``part-0000i.jsonl`` (and ``rejects-0000i.jsonl``, the items it
-    skipped) in ``out``. Each part is valid JSON Lines, and so is their concatenation in
-    any order (``cat part-*.jsonl``): a load reads the parts one by one or joined. The
-    export is complete when the job is done; a part of an unfinished unit holds a prefix
-    of its segment.
+    skipped) in ``out``, under a name of its holder's until the segment is whole (see
+    `_PartFiles`). Each part is valid JSON Lines, and so is their concatenation in any
+    order (``cat part-*.jsonl``): a load reads the parts one by one or joined. The export
+    is complete when the job is done.
     """
 
     name: str = "export"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import pytest
 
 import singletable as st
+from singletable.tooling.migrations.snapshot import dumps
 from tests.cli.running import model_module, run
 from tests.integration._executors import connect
 from tests.integration.uniqueness import assert_guards_exact, raw_items
@@ -30,9 +31,7 @@ def customers(
 ) -> tuple[st.Table, Any]:
     table = st.Table(table_name)
 
-    class Customer(
-        st.Entity, table=table, pk=pk, sk="C", name=name, unique=["email", "badge"]
-    ):
+    class Customer(st.Entity, table=table, pk=pk, sk="C", name=name, unique=["email", "badge"]):
         cid: str
         email: str
         badge: Annotated[int, st.KeyFormat(width=width)]
@@ -212,7 +211,7 @@ def test_cli_backfill_with_duplicates_exits_non_zero(
 ) -> None:
     _, before = seeded_members(dynamodb_client, table_name)
     snap = tmp_path / "snap.json"
-    snap.write_text(st.dumps(before))
+    snap.write_text(dumps(before))
     source = f"""
         import singletable as st
         table = st.Table({table_name!r})

@@ -26,8 +26,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from singletable.tooling.migrations.effects import entity_effects
 from singletable.model.unique import FIELD_JOIN
+from singletable.tooling.migrations.effects import entity_effects
 from singletable.tooling.migrations.snapshot import Model, snapshot, unique_forms
 
 
@@ -450,9 +450,11 @@ def _diff_unique(
     before: Mapping[str, Any],
     after: Mapping[str, Any],
 ) -> Iterator[Change]:
-    """Uniqueness constraints added (stored items need guards), dropped (guards linger), or
-    stored differently (the entity's name or a field's key codec is part of the guard key:
-    every guard moves)."""
+    """Uniqueness constraints added, dropped, or stored differently.
+
+    Added: stored items need guards. Dropped: guards linger. Stored differently (the
+    entity's name or a field's key codec is part of the guard key): every guard moves.
+    """
     old_id, new_id = ids
     old, new = unique_forms(before), unique_forms(after)
     rewrite = {"op": "rewrite", "old": old_id, "new": new_id}

@@ -18,7 +18,7 @@ from singletable.errors import EntityTypeError, ModelDefinitionError
 from singletable.expressions.tree import Condition
 from singletable.model.compile import compile_entity
 from singletable.model.fields import FieldRefsDescriptor
-from singletable.model.plan import EntityPlan, plan_of
+from singletable.model.plan import EntityPlan, plan_of, register_plan
 from singletable.model.table import Table
 from singletable.operations.items import Delete, Get, Put
 from singletable.operations.protocol import ReturnCapacity
@@ -84,7 +84,7 @@ class Entity(BaseModel):
         if table is None:
             raise ModelDefinitionError(f"{cls.__qualname__}: an entity needs table=Table(...)")
         cls.__singletable_plan__ = compile_entity(cls, table, options)
-        table.register(cls.__singletable_plan__)
+        register_plan(cls.__singletable_plan__)
         _bind_item_encoder(cls, cls.__singletable_plan__)
 
     @classmethod

@@ -29,9 +29,10 @@ from typing import Any, Literal, TypeVar, cast, get_args
 from pydantic import BaseModel
 
 from singletable.errors import KeyDecodeError, SingleTableError, StreamDecodeError
-from singletable.model.plan import EntityPlan, plan_of
+from singletable.model.guards import GuardInfo, read_guard
+from singletable.model.plan import EntityPlan, entity_plan, entity_plans, plan_of
 from singletable.model.table import StreamView, Table
-from singletable.model.unique import GuardInfo, is_guard_item, read_guard
+from singletable.model.unique import is_guard_item
 from singletable.types import AttributeValue, Item
 
 EventName = Literal["INSERT", "MODIFY", "REMOVE"]
@@ -92,7 +93,7 @@ def _entity_of_image(table: Table, image: Mapping[str, AttributeValue]) -> Entit
     if name is None or version is None:
         return None
     try:
-        return table.entity_plan(name, int(version))
+        return entity_plan(table, name, int(version))
     except ValueError:
         return None
 
@@ -100,7 +101,7 @@ def _entity_of_image(table: Table, image: Mapping[str, AttributeValue]) -> Entit
 def _entity_of_keys(table: Table, keys: Mapping[str, AttributeValue]) -> EntityPlan | None:
     """The one entity (latest version per name) whose key templates parse ``keys``."""
     latest: dict[str, EntityPlan] = {}
-    for plan in table.entity_plans():
+    for plan in entity_plans(table):
         if plan.name not in latest or latest[plan.name].version < plan.version:
             latest[plan.name] = plan
     matches = []

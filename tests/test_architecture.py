@@ -144,3 +144,132 @@ def test_no_function_level_imports_of_singletable_below_the_cli() -> None:
                     ):
                         offenders.append(f"{path.relative_to(ROOT)}:{inner.lineno}")
     assert offenders == []
+
+
+# -- no import cycles -------------------------------------------------------------------
+
+
+def _module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """Each module of ``package`` (under ``root``) -> the modules of the package it imports.
+
+    Every import statement counts, wherever it is: at module level, under
+    ``if TYPE_CHECKING:`` (an annotation that names a module is a dependency on it all the
+    same) and inside functions. ``from pkg import name`` is an import of the submodule
+    ``pkg.name`` when there is one, else of ``pkg`` (its ``__init__``).
+    """
+    paths = {_module_name(root, p): p for p in (root / package).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    target = alias.name
+                    while target and target not in paths:  # `import a.b.c` of a name in a.b
+                        target = target.rpartition(".")[0]
+                    if target:
+                        edges.add(target)
+            elif isinstance(node, ast.ImportFrom):
+                source = node.module or ""
+                if node.level:
+                    base = name if path.name == "__init__.py" else name.rpartition(".")[0]
+                    for _ in range(node.level - 1):
+                        base = base.rpartition(".")[0]
+                    source = f"{base}.{source}" if source else base
+                for alias in node.names:
+                    if f"{source}.{alias.name}" in paths:
+                        edges.add(f"{source}.{alias.name}")
+                    elif source in paths:
+                        edges.add(source)
+        edges.discard(name)
+        graph[name] = edges
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def without_package_reexports(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """``graph`` without the edges from a package's ``__init__`` to its own submodules.
+
+    A package ``__init__`` imports its submodules only to re-export their names (that is
+    all ours do); running it is Python's doing whenever any submodule is imported, not a
+    dependency of one piece of code on another. So such an edge is left out: when a
+    submodule imports its own package's names (``from singletable.operations import Put``
+    inside ``singletable.operations``), the loop that makes is the package's name table,
+    and not what this check is for. Every other edge, the package's imports of other
+    packages included, counts.
+    """
+    return {
+        name: {t for t in targets if not t.startswith(f"{name}.")}
+        for name, targets in graph.items()
+    }
+
+
+def test_the_import_graph_has_no_cycles() -> None:
+    graph = import_graph(ROOT, "singletable")
+    # Sanity: the graph sees the package (every module) and the kinds of import it must.
+    assert "singletable.operations.guarded" in graph["singletable.operations.items"]
+    assert "singletable.model.unique" in graph["singletable.model.plan"]  # TYPE_CHECKING
+    assert cycles(without_package_reexports(graph)) == []
+
+
+def test_the_cycle_check_sees_every_kind_of_import(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from pkg.a import A\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("import typing\nif typing.TYPE_CHECKING:\n    import pkg.b\n")
+    (pkg / "b.py").write_text("def f():\n    from pkg.sub import c\n")
+    (pkg / "sub" / "c.py").write_text("from .. import a\n")  # relative, to a submodule
+    (pkg / "d.py").write_text("from pkg import A\n")  # a re-export: the package's __init__
+    graph = import_graph(tmp_path, "pkg")
+    assert graph["pkg.a"] == {"pkg.b"}
+    assert graph["pkg.b"] == {"pkg.sub.c"}
+    assert graph["pkg.sub.c"] == {"pkg.a"}
+    assert graph["pkg.d"] == {"pkg"}
+    assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.sub.c"]]
+    # A submodule importing its own package's re-exports: a loop only through __init__.
+    (pkg / "a.py").write_text("from pkg import A\n")
+    graph = import_graph(tmp_path, "pkg")
+    assert cycles(graph) == [["pkg", "pkg.a"]]
+    assert cycles(without_package_reexports(graph)) == []

@@ -1,18 +1,28 @@
 """The model: table declarations and each entity class compiled once into a frozen plan.
 
-* `table`: `Table`, `GSI`, `LSI`, `Projection`, `Throughput` and the registry of the
-  entity plans stored in a table.
+* `table`: `Table`, `GSI`, `LSI`, `Projection`, `Throughput`.
 * `plan`: `EntityPlan` / `KeyPlan` / `FieldPlan`, read by every layer above (requests,
   table definitions, snapshots, the planner, the CLI); nothing re-derives from the class.
+  And the registry of the entity plans stored in each table (`entity_plans`,
+  `entity_plan`), which `table` (below the plans) does not hold.
 * `compile`: class keywords and fields -> `EntityPlan`, with every modelling mistake
   refused at class definition.
 * `codegen`: the generated item encoder and decoder of each plan.
 * `fields`: ``Entity.f``, typed field references built from a plan.
 * `definition`: the table as DynamoDB's CreateTable request.
+* `unique`: uniqueness constraints and the guard key shape; `guards`: guards read back.
 """
 
 from singletable.model.definition import create_table_request
-from singletable.model.plan import EntityPlan, FieldPlan, IndexKeys, KeyPlan, plan_of
+from singletable.model.plan import (
+    EntityPlan,
+    FieldPlan,
+    IndexKeys,
+    KeyPlan,
+    entity_plan,
+    entity_plans,
+    plan_of,
+)
 from singletable.model.table import GSI, LSI, Projection, Table, Throughput
 
 __all__ = [
@@ -26,5 +36,7 @@ __all__ = [
     "Table",
     "Throughput",
     "create_table_request",
+    "entity_plan",
+    "entity_plans",
     "plan_of",
 ]

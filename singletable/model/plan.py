@@ -222,7 +222,7 @@ class EntityPlan:
             version is not None
             and version != str(self.version)
             and version.isdigit()
-            and table.entity_plan(name, int(version)) is not None
+            and entity_plan(table, name, int(version)) is not None
         )
         if name != self.name or registered_other:
             raise ItemDecodeError(
@@ -368,6 +368,50 @@ def epoch_seconds(value: Any) -> int:
             value = value.replace(tzinfo=timezone.utc)
         return int(value.timestamp())
     return int(value)
+
+
+# -- the registry of the entities stored in each table ----------------------------------
+
+#: The key of a table's registry in the table's instance dict: the registry lives as long as
+#: the table, as if it were an attribute, while `singletable.model.table` (below the plans)
+#: knows nothing of `EntityPlan`.
+_REGISTRY = "_singletable_entity_plans"
+
+
+def _registry(table: Table) -> dict[tuple[str, int], EntityPlan]:
+    registry: dict[tuple[str, int], EntityPlan] | None = vars(table).get(_REGISTRY)
+    if registry is None:
+        registry = vars(table)[_REGISTRY] = {}
+    return registry
+
+
+def register_plan(plan: EntityPlan) -> None:
+    """Add an entity's compiled plan to its table; refuses a second entity with its identifier.
+
+    Raises:
+        ModelDefinitionError: Another class is stored under the same name and version.
+    """
+    table = plan.table
+    ident = (plan.name, plan.version)
+    registry = _registry(table)
+    existing = registry.get(ident)
+    if existing is not None and existing.model is not plan.model:
+        raise ModelDefinitionError(
+            f"entity identifier {plan.name!r} version {plan.version} is already used on "
+            f"table {table.name!r} by {existing.model.__qualname__}; give "
+            f"{plan.model.__qualname__} another name=... or version=..."
+        )
+    registry[ident] = plan
+
+
+def entity_plans(table: Table) -> list[EntityPlan]:
+    """Every entity registered on ``table``, in registration order."""
+    return list(_registry(table).values())
+
+
+def entity_plan(table: Table, name: str, version: int) -> EntityPlan | None:
+    """The entity of ``table`` with that stored identifier (``_et``, ``_ev``), or ``None``."""
+    return _registry(table).get((name, version))
 
 
 def plan_of(model: type[BaseModel]) -> EntityPlan:

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from singletable.errors import ModelDefinitionError
 from singletable.keys.codecs import SegmentEscaper
-
-if TYPE_CHECKING:
-    from singletable.model.plan import EntityPlan
 
 KeyType = Literal["S", "N", "B"]
 BillingMode = Literal["PAY_PER_REQUEST", "PROVISIONED"]
@@ -126,6 +123,9 @@ class KeySchema:
 class Table:
     """A DynamoDB table that holds many entity types under generic key attribute names.
 
+    The entities stored in it are found by `singletable.model.plan.entity_plans` and
+    `singletable.model.plan.entity_plan` (by stored name and version).
+
     Args:
         name: The physical table name.
         pk: Partition key attribute name.
@@ -196,7 +196,6 @@ class Table:
         self.tags = dict(tags or {})
         self.entity_attribute = entity_attribute
         self.version_attribute = version_attribute
-        self._entities: dict[tuple[str, int], EntityPlan] = {}
         self._validate()
 
     def _validate(self) -> None:
@@ -274,28 +273,6 @@ class Table:
             if schema.sk is not None:
                 result[schema.sk] = schema.sk_type
         return result
-
-    # -- entity registry ---------------------------------------------------------------
-
-    def register(self, plan: EntityPlan) -> None:
-        """Add an entity's compiled plan; refuses a second entity with the same identifier."""
-        ident = (plan.name, plan.version)
-        existing = self._entities.get(ident)
-        if existing is not None and existing.model is not plan.model:
-            raise ModelDefinitionError(
-                f"entity identifier {plan.name!r} version {plan.version} is already used on "
-                f"table {self.name!r} by {existing.model.__qualname__}; give "
-                f"{plan.model.__qualname__} another name=... or version=..."
-            )
-        self._entities[ident] = plan
-
-    def entity_plans(self) -> Sequence[EntityPlan]:
-        """Every entity registered on this table, in registration order."""
-        return list(self._entities.values())
-
-    def entity_plan(self, name: str, version: int) -> EntityPlan | None:
-        """The entity with that stored identifier, or ``None``."""
-        return self._entities.get((name, version))
 
     def __repr__(self) -> str:
         return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"

@@ -7,13 +7,22 @@ becomes.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from singletable.errors import ConditionFailedError, KeyEncodeError, ServiceError
-from singletable.expressions.tree import Condition, FieldRef, Placeholders, render_condition
+from singletable.expressions.tree import (
+    Condition,
+    FieldRef,
+    Placeholders,
+    UpdateAction,
+    and_,
+    render_condition,
+    render_update,
+)
 from singletable.operations.protocol import ReturnCapacity
 from singletable.types import AttributeValue, Item
 
@@ -78,6 +87,64 @@ def request_capacity(request: dict[str, Any], capacity: ReturnCapacity | None) -
     """Ask for ConsumedCapacity in ``request`` when ``capacity`` is set."""
     if capacity is not None:
         request["ReturnConsumedCapacity"] = capacity
+
+
+_ACTIONS = {"Put": "put_item", "Update": "update_item", "Delete": "delete_item"}
+
+
+@dataclass(frozen=True)
+class ItemRequest:
+    """One item's PutItem, UpdateItem or DeleteItem as a value, before it is rendered.
+
+    A single write renders it alone; a transaction, or a write with uniqueness guards
+    (`singletable.operations.guarded`), joins a condition of its own to the item's.
+
+    Attributes:
+        kind: ``"Put"``, ``"Update"`` or ``"Delete"`` (its TransactWriteItems element name).
+        table: The table name.
+        key: The item's primary key (a put's too: the key its guards name as holder).
+        item: The item a put writes.
+        actions: The actions of an update.
+        condition: The item's own condition (version lock, user condition, create).
+        return_values: ``ReturnValues`` of the single-item request, if any.
+        capacity: ``ReturnConsumedCapacity``, if asked for.
+    """
+
+    kind: Literal["Put", "Update", "Delete"]
+    table: str
+    key: Item
+    item: Item | None = None
+    actions: tuple[UpdateAction, ...] = ()
+    condition: Condition | None = None
+    return_values: str | None = None
+    capacity: ReturnCapacity | None = None
+
+    @property
+    def action(self) -> str:
+        """The client method of the single-item request (``"put_item"``, ...)."""
+        return _ACTIONS[self.kind]
+
+    def params(self, extra: Condition | None = None) -> dict[str, Any]:
+        """The single-item request, its condition joined with ``extra``."""
+        request: dict[str, Any] = {"TableName": self.table}
+        if self.item is not None:
+            request["Item"] = self.item
+        else:
+            request["Key"] = self.key
+        ph = Placeholders()
+        if self.actions:
+            request["UpdateExpression"] = render_update(self.actions, ph)
+        condition = self.condition
+        if extra is not None:
+            condition = extra if condition is None else and_(condition, extra)
+        apply_condition(request, condition, ph)
+        if condition is not None:
+            request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        ph.apply(request)
+        if self.return_values is not None:
+            request["ReturnValues"] = self.return_values
+        request_capacity(request, self.capacity)
+        return request
 
 
 def condition_failed(

@@ -10,6 +10,7 @@ no change here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,7 +27,7 @@ from singletable.expressions.tree import Condition, Placeholders, and_, render_p
 from singletable.model.fields import FieldRefs
 from singletable.model.plan import plan_of
 from singletable.operations.common import (
-    apply_condition,
+    ItemRequest,
     condition_failed,
     key_ref,
     request_capacity,
@@ -35,15 +36,14 @@ from singletable.operations.common import (
     utc_now,
     version_conflict_message,
 )
-from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
-from singletable.operations.unique import (
-    delete_entries,
-    delete_steps,
-    put_entries,
-    put_steps,
-    read_request,
-    transact_request,
+from singletable.operations.guarded import (
+    GuardedWrite,
+    TransactEntry,
+    first_request,
+    guarded_steps,
+    write_entries,
 )
+from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan
@@ -109,35 +109,44 @@ class Put(Operation[E]):
 
         For an entity with unique fields, the first request of the write: a ``create``'s
         TransactWriteItems (item and guards), or a ``put``'s consistent GetItem of the
-        values it replaces (see `singletable.operations.unique`).
+        values it replaces (see `singletable.operations.guarded`).
         """
         if self.plan.unique:
-            if self.create:
-                return transact_request(put_entries(self, None, read=False), self.capacity)
-            return read_request(self.plan, self.plan.key(self.written), self.capacity)
+            return first_request(self.guarded())
         return self.item_params()
+
+    def request(self) -> ItemRequest:
+        """The ``PutItem`` of the item alone, as a value."""
+        return ItemRequest(
+            "Put",
+            self.plan.table.name,
+            self.plan.key(self.written),
+            item=self.item,
+            condition=self._full_condition(),
+            capacity=self.capacity,
+        )
 
     def item_params(self, extra: Condition | None = None) -> dict[str, Any]:
         """The ``PutItem`` request of the item alone, its condition joined with ``extra``."""
-        request: dict[str, Any] = {"TableName": self.plan.table.name, "Item": self.item}
-        ph = Placeholders()
-        condition = self._full_condition()
-        if extra is not None:
-            condition = extra if condition is None else and_(condition, extra)
-        apply_condition(request, condition, ph)
-        if condition is not None:
-            request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        ph.apply(request)
-        request_capacity(request, self.capacity)
-        return request
+        return self.request().params(extra)
+
+    def guarded(self) -> GuardedWrite:
+        """The put with the guards of the entity's unique fields (see `guarded_steps`)."""
+        return GuardedWrite(
+            self.plan,
+            self.request(),
+            self.plan.unique,
+            self.written.__dict__,
+            absent=self.create,
+        )
 
     def steps(self) -> Step[E]:
         """Put, translating a failed condition into a typed error."""
-        if self.plan.unique:
-            written: E = yield from put_steps(self)
-            return written
         try:
-            yield Call(self.action, self.params())
+            if self.plan.unique:
+                yield from guarded_steps(self.guarded())
+            else:
+                yield Call(self.action, self.params())
         except ServiceError as exc:
             if exc.code != "ConditionalCheckFailedException":
                 raise
@@ -295,46 +304,55 @@ class Delete(Operation["E | None"]):
         delete of an object), else the consistent GetItem that reads them.
         """
         if self.plan.unique:
-            if self.unique_values is not None and not self.return_old:
-                return transact_request(delete_entries(self, self.unique_values), self.capacity)
-            return read_request(self.plan, self.key, self.capacity)
+            return first_request(self.guarded())
         return self.item_params()
 
-    def has_condition(self) -> bool:
-        """Whether the delete is conditional (a condition, or an expected version)."""
-        return self.condition is not None or self.expected_version is not None
-
-    def item_params(self, extra: Condition | None = None) -> dict[str, Any]:
-        """The ``DeleteItem`` request of the item alone, its condition joined with ``extra``."""
-        request: dict[str, Any] = {"TableName": self.plan.table.name, "Key": self.key}
+    def request(self) -> ItemRequest:
+        """The ``DeleteItem`` of the item alone, as a value."""
         condition = self.condition
         if self.expected_version is not None and self.plan.version_field is not None:
             lock = getattr(FieldRefs(self.plan), self.plan.version_field) == self.expected_version
             condition = lock if condition is None else lock & condition
-        if extra is not None:
-            condition = extra if condition is None else and_(condition, extra)
-        ph = Placeholders()
-        apply_condition(request, condition, ph)
-        if condition is not None:
-            request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        ph.apply(request)
-        if self.return_old:
-            request["ReturnValues"] = "ALL_OLD"
-        request_capacity(request, self.capacity)
-        return request
+        return ItemRequest(
+            "Delete",
+            self.plan.table.name,
+            self.key,
+            condition=condition,
+            return_values="ALL_OLD" if self.return_old else None,
+            capacity=self.capacity,
+        )
+
+    def item_params(self, extra: Condition | None = None) -> dict[str, Any]:
+        """The ``DeleteItem`` request of the item alone, its condition joined with ``extra``."""
+        return self.request().params(extra)
+
+    def guarded(self) -> GuardedWrite:
+        """The delete with the release of its guards (see `guarded_steps`).
+
+        The known values are used unless the old item is to be returned: it is read then.
+        """
+        return GuardedWrite(
+            self.plan,
+            self.request(),
+            self.plan.unique,
+            None,
+            known=None if self.return_old else self.unique_values,
+            missing="done",
+        )
 
     def steps(self) -> Step[E | None]:
         """Delete, translating a failed condition into a typed error."""
-        if self.plan.unique:
-            deleted: E | None = yield from delete_steps(self)
-            return deleted
         try:
-            response = yield Call(self.action, self.params())
+            if self.plan.unique:
+                stored = yield from guarded_steps(self.guarded())
+                old = stored if self.return_old else None
+            else:
+                response = yield Call(self.action, self.params())
+                old = response.get("Attributes")
         except ServiceError as exc:
             if exc.code != "ConditionalCheckFailedException":
                 raise
             raise self.condition_error(exc) from None
-        old = response.get("Attributes")
         return self.plan.from_item(old) if old else None  # type: ignore[return-value]
 
     def condition_error(self, exc: ServiceError) -> ConditionFailedError:
@@ -358,3 +376,17 @@ class Delete(Operation["E | None"]):
             return True
         version = stored.get(self.plan.fields[self.plan.version_field].attribute, {}).get("N")
         return version is None or int(version) != self.expected_version
+
+
+def put_entries(op: Put[Any], old: Mapping[str, Any] | None, *, read: bool) -> list[TransactEntry]:
+    """The transaction of a guarded `Put` over the stored values ``old`` (``None``: no item).
+
+    With ``read`` they were read first, and the put is conditioned on them still being
+    there (else the put is a create, conditioned by its own request).
+    """
+    return write_entries(replace(op.guarded(), absent=not read), old)
+
+
+def delete_entries(op: Delete[Any], old: Mapping[str, Any]) -> list[TransactEntry]:
+    """The transaction of a `Delete` of an item holding the ``old`` values."""
+    return write_entries(op.guarded(), old)

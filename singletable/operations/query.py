@@ -40,6 +40,7 @@ from singletable.expressions.tree import (
 )
 from singletable.keys.ranges import can_produce_key_in
 from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES
+from singletable.model.plan import entity_plan, entity_plans
 from singletable.model.unique import is_guard_item
 from singletable.operations.common import key_ref
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
@@ -796,7 +797,7 @@ class EntityQuery(BaseQuery[E]):
         condition = self._key_condition()
         op, values = (None, ()) if condition is None else (condition.op, condition.values)
         partition = (self.partition,)
-        for other in self.table.entity_plans():
+        for other in entity_plans(self.table):
             if other is self.plan:
                 continue
             theirs = other.indexes.get(mine.index) if mine.index else other.primary
@@ -999,7 +1000,7 @@ def decode_any(table: Table, item: Item) -> BaseModel | None:
     if name is None or version is None:
         return None
     try:
-        plan = table.entity_plan(name, int(version))
+        plan = entity_plan(table, name, int(version))
     except ValueError:
         return None
     return None if plan is None else plan.from_item(item)

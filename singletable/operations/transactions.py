@@ -10,18 +10,24 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from pydantic import BaseModel
 
 from singletable.attributes.size import item_size
-from singletable.errors import QueryError, RequestLimitError, ServiceError, TransactionCanceledError
+from singletable.errors import (
+    ExpressionError,
+    QueryError,
+    RequestLimitError,
+    ServiceError,
+    TransactionCanceledError,
+)
 from singletable.expressions.tree import Condition, Placeholders, render_condition
 from singletable.operations.common import describe_key, request_capacity, split_key_values
-from singletable.operations.items import Delete, Get, Put
-from singletable.operations.protocol import Builder, Call, Operation, ReturnCapacity, Step, chain
-from singletable.operations.unique import (
+from singletable.operations.guarded import (
     GuardWrite,
     TransactEntry,
     raise_cancellation,
-    transaction_entries,
+    write_entries,
 )
-from singletable.operations.update import Update
+from singletable.operations.items import Delete, Get, Put
+from singletable.operations.protocol import Builder, Call, Operation, ReturnCapacity, Step, chain
+from singletable.operations.update import Update, touched_constraints, update_old_known
 from singletable.types import Item
 
 if TYPE_CHECKING:
@@ -99,7 +105,13 @@ class TransactWrite(Builder, Operation[None]):
     def put(self, op: Put[Any]) -> TransactWrite:
         """Add a `Put` (its condition included; with unique fields, a create and its guards)."""
         if op.plan.unique:
-            return self._add_all(op.plan, transaction_entries(op))
+            if not op.create:
+                raise ExpressionError(
+                    f"{op.plan.label} has unique fields, so a put inside a transaction must "
+                    "know whether it replaces an item and which values it held: use create() "
+                    "for a new item, or update().set(...).known(...) for an existing one"
+                )
+            return self._add_all(op.plan, write_entries(op.guarded(), None))
         params = op.params()
         params.pop("ReturnConsumedCapacity", None)
         return self._add(
@@ -116,9 +128,17 @@ class TransactWrite(Builder, Operation[None]):
 
         An update of a unique field needs the stored values given with `Update.known`.
         """
-        entries = transaction_entries(op) if op.plan.unique else []
-        if entries:
-            return self._add_all(op.plan, entries)
+        touched = touched_constraints(op) if op.plan.unique else []
+        if touched:
+            old = update_old_known(op, touched)
+            if old is None:
+                needed = sorted({f for c in touched for f in c.fields} - set(op.key_values))
+                raise ExpressionError(
+                    f"{op.plan.label}: this update changes unique fields, so a transaction "
+                    "needs their stored values to move the guards: pass "
+                    f".known({', '.join(needed)}=...)"
+                )
+            return self._add_all(op.plan, write_entries(op.guarded(touched), old))
         params = op.item_params()
         params.pop("ReturnValues", None)
         params.pop("ReturnConsumedCapacity", None)
@@ -128,7 +148,13 @@ class TransactWrite(Builder, Operation[None]):
     def delete(self, op: Delete[Any]) -> TransactWrite:
         """Add a `Delete` (its condition included; with unique fields, of an object)."""
         if op.plan.unique:
-            return self._add_all(op.plan, transaction_entries(op))
+            if op.unique_values is None:
+                raise ExpressionError(
+                    f"{op.plan.label} has unique fields, so a delete inside a transaction "
+                    "needs their values to release the guards: delete the object "
+                    "(Entity.delete(obj))"
+                )
+            return self._add_all(op.plan, write_entries(op.guarded(), op.unique_values))
         params = op.item_params()
         params.pop("ReturnValues", None)
         params.pop("ReturnConsumedCapacity", None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -23,33 +23,31 @@ from singletable.errors import (
 from singletable.expressions.tree import (
     Condition,
     FieldRef,
-    Placeholders,
     UpdateAction,
     and_,
     plain_set_value,
-    render_update,
     update_paths,
 )
 from singletable.model.fields import FieldRefs
 from singletable.model.plan import epoch_seconds
+from singletable.model.unique import UniqueConstraint
 from singletable.operations.common import (
-    apply_condition,
+    ItemRequest,
     condition_failed,
     key_ref,
-    request_capacity,
     split_key_values,
     utc_now,
     version_conflict_message,
 )
-from singletable.operations.protocol import Builder, Call, Operation, ReturnCapacity, Step, chain
-from singletable.operations.unique import (
-    read_request,
-    touched_constraints,
-    transact_request,
-    update_entries,
-    update_old_known,
-    update_steps,
+from singletable.operations.guarded import (
+    GuardedWrite,
+    TransactEntry,
+    first_request,
+    guarded_steps,
+    stored_values,
+    write_entries,
 )
+from singletable.operations.protocol import Builder, Call, Operation, ReturnCapacity, Step, chain
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan, KeyPlan
@@ -485,7 +483,7 @@ class Update(Builder, Operation[E]):
             parts.append(self._condition)
         return and_(*parts) if parts else None
 
-    # -- uniqueness (see `singletable.operations.unique`) ----------------------------------
+    # -- uniqueness (see `singletable.operations.guarded`) ---------------------------------
 
     def changed_fields(self) -> builtins.set[str]:
         """The fields this update changes (by any action)."""
@@ -500,6 +498,31 @@ class Update(Builder, Operation[E]):
         """The values given to `known`."""
         return dict(self._known)
 
+    def guarded(self, touched: Sequence[UniqueConstraint]) -> GuardedWrite:
+        """The update with the guards of the ``touched`` constraints (see `guarded_steps`).
+
+        The stored values are read first, unless `known` gives them all.
+        """
+        model_fields = self.plan.model.model_fields
+        # An item an upsert creates starts from the defaults of the constrained fields.
+        defaults = {
+            f: model_fields[f].get_default(call_default_factory=True)
+            for c in touched
+            for f in c.fields
+            if not model_fields[f].is_required()
+        }
+        return GuardedWrite(
+            self.plan,
+            self.request(),
+            tuple(touched),
+            self.set_values(),
+            partial=True,
+            created={**defaults, **self.key_values},
+            known=update_old_known(self, touched),
+            missing="write" if self.upsert else "fail",
+            read_back=True,
+        )
+
     def params(self) -> dict[str, Any]:
         """The exact ``UpdateItem`` request.
 
@@ -509,43 +532,61 @@ class Update(Builder, Operation[E]):
         """
         touched = touched_constraints(self) if self.plan.unique else []
         if touched:
-            old = update_old_known(self, touched)
-            if old is not None:
-                return transact_request(update_entries(self, touched, old), self.capacity)
-            return read_request(self.plan, self.key, self.capacity)
+            return first_request(self.guarded(touched))
         return self.item_params()
+
+    def request(self) -> ItemRequest:
+        """The ``UpdateItem`` of the item alone, as a value."""
+        actions = self._all_actions()
+        self._check_written_size(actions)
+        return ItemRequest(
+            "Update",
+            self.plan.table.name,
+            self.key,
+            actions=tuple(actions),
+            condition=self._full_condition(),
+            return_values="ALL_NEW",
+            capacity=self.capacity,
+        )
 
     def item_params(self, extra: Condition | None = None) -> dict[str, Any]:
         """The ``UpdateItem`` request of the item alone, its condition joined with ``extra``."""
-        request: dict[str, Any] = {"TableName": self.plan.table.name, "Key": self.key}
-        ph = Placeholders()
-        actions = self._all_actions()
-        self._check_written_size(actions)
-        request["UpdateExpression"] = render_update(actions, ph)
-        condition = self._full_condition()
-        if extra is not None:
-            condition = extra if condition is None else and_(condition, extra)
-        apply_condition(request, condition, ph)
-        if condition is not None:
-            request["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        ph.apply(request)
-        request["ReturnValues"] = "ALL_NEW"
-        request_capacity(request, self.capacity)
-        return request
+        return self.request().params(extra)
 
     def steps(self) -> Step[E]:
         """Update, translating failed conditions into typed errors."""
         touched = touched_constraints(self) if self.plan.unique else []
-        if touched:
-            updated: E = yield from update_steps(self, touched)
-            return updated
         try:
-            response = yield Call(self.action, self.params())
+            if touched:
+                stored = yield from guarded_steps(self.guarded(touched))
+            else:
+                response = yield Call(self.action, self.params())
+                stored = response["Attributes"]
         except ServiceError as exc:
             if exc.code != "ConditionalCheckFailedException":
                 raise
+            if touched:
+                self._check_known(exc, touched)
             raise self.condition_error(exc) from None
-        return self.plan.from_item(response["Attributes"])  # type: ignore[return-value]
+        if stored is None:
+            raise NotFoundError(
+                f"{self.plan.label}: the item {self.key_values} was deleted right after the update"
+            )
+        return self.plan.from_item(stored)  # type: ignore[return-value]
+
+    def _check_known(self, exc: ServiceError, touched: Sequence[UniqueConstraint]) -> None:
+        """Refuse the stored values of unique fields that are not the ones `known` gave."""
+        known = update_old_known(self, touched)
+        stored = exc.response.get("Item")
+        if known is None or not stored:
+            return
+        stored_now = stored_values(self.plan, stored, self.plan.unique_fields())
+        if any(stored_now.get(f) != v for f, v in known.items()):
+            raise ConditionFailedError(
+                f"{self.plan.label}: the stored values of {sorted(known)} are not the "
+                f"ones given to .known(...) ({known})",
+                item=stored,
+            ) from None
 
     def condition_error(self, exc: ServiceError) -> ConditionFailedError:
         """The typed error for this update's failed condition (``exc`` may carry the item)."""
@@ -562,3 +603,43 @@ class Update(Builder, Operation[E]):
         return condition_failed(
             self.plan, exc, ConditionFailedError, f"{label}: the update condition failed"
         )
+
+
+def touched_constraints(op: Update[Any]) -> list[UniqueConstraint]:
+    """The constraints whose fields the update changes; refuses changes it cannot follow."""
+    plan = op.plan
+    changed = op.changed_fields()
+    touched = [c for c in plan.unique if changed & set(c.fields)]
+    for constraint in touched:
+        for name in constraint.fields:
+            if name in changed and name not in op.set_values():
+                raise ExpressionError(
+                    f"{plan.label}: field {name!r} is unique (unique {constraint.name}), so it "
+                    "can only be changed with .set(...) (its new value decides the guard to "
+                    "claim)"
+                )
+    if op.upsert:
+        # An upsert may create the item, with values (defaults included) whose guards
+        # must be claimed: every constraint takes part, and the item is read first.
+        return list(plan.unique)
+    return touched
+
+
+def update_old_known(op: Update[Any], touched: Sequence[UniqueConstraint]) -> dict[str, Any] | None:
+    """The stored values the update's guards depend on, when `Update.known` gives them all."""
+    known = {**op.key_values, **op.known_values()}
+    needed = {f for c in touched for f in c.fields}
+    if needed <= set(known):
+        return {f: known[f] for f in needed}
+    return None
+
+
+def update_entries(
+    op: Update[Any], touched: Sequence[UniqueConstraint], old: Mapping[str, Any] | None
+) -> list[TransactEntry]:
+    """The transaction of an `Update` that changes unique fields.
+
+    ``old`` are the stored values (``None``: no item, which only an upsert may create);
+    the update is conditioned on them still being stored.
+    """
+    return write_entries(op.guarded(touched), old)

@@ -8,11 +8,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import singletable as st
-from singletable.model.unique import is_guard_item, read_guard
+from singletable.model.guards import read_guard
+from singletable.model.unique import is_guard_item
+from singletable.operations.common import ItemRequest
+from singletable.operations.guarded import item_entry, replacement_entries, transact_request
 from tests.integration._executors import connect
 
 if TYPE_CHECKING:
@@ -306,3 +310,31 @@ def test_adding_a_constraint_plans_a_backfill_that_reports_duplicates(
     with pytest.raises(st.UniqueConstraintError):
         Member2.create(Member2(mid="4", email="b@x")).run(db)
     assert "duplicate {'email': 'a@x'}" in report.to_text()
+
+
+def test_a_rewrite_that_changes_key_and_value_moves_the_guards_in_one_transaction(
+    world: World,
+) -> None:
+    # What a migration does with `replacement_entries`: the old item out, the new one in,
+    # and the guards with them, in one transaction.
+    User = world.User
+    plan = User.plan()
+    User.create(User(user_id="u1", email="a@x", handle="ann")).run(world.db)
+    User.create(User(user_id="u2", email="taken@x")).run(world.db)
+    old = User(user_id="u1", email="a@x", handle="ann").to_item()
+
+    def replace(new: Any) -> dict[str, Any]:
+        out = item_entry(plan, ItemRequest("Delete", world.table.name, plan.key_of_item(old)), None)
+        put = ItemRequest("Put", world.table.name, plan.key_of_item(new), item=new)
+        entries = [out, item_entry(plan, put, None), *replacement_entries(plan, old, new)]
+        return transact_request(entries, None)
+
+    taken = User(user_id="u9", email="taken@x", handle="ann").to_item()
+    with pytest.raises(ClientError, match="ConditionalCheckFailed"):
+        world.client.transact_write_items(**replace(taken))
+    assert check_invariant(world) == (2, 3)  # nothing moved
+    new = User(user_id="u9", email="b@x", handle="ann").to_item()
+    world.client.transact_write_items(**replace(new))
+    assert check_invariant(world) == (2, 3)  # u9 holds b@x and (t1, ann); u2 holds taken@x
+    assert User.get(user_id="u9").run(world.db).email == "b@x"
+    assert User.get(user_id="u1").run(world.db) is None

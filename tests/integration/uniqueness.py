@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import singletable as st
-from singletable.model.unique import is_guard_item, read_guard
+from singletable.model.guards import read_guard
+from singletable.model.plan import entity_plan
+from singletable.model.unique import is_guard_item
 
 
 def raw_items(client: Any, table_name: str) -> list[dict[str, Any]]:
@@ -38,8 +40,8 @@ def assert_guards_exact(client: Any, table: st.Table) -> tuple[int, int]:
             guards[key_text(table, item)] = item
             continue
         count += 1
-        plan = table.entity_plan(
-            item[table.entity_attribute]["S"], int(item[table.version_attribute]["N"])
+        plan = entity_plan(
+            table, item[table.entity_attribute]["S"], int(item[table.version_attribute]["N"])
         )
         assert plan is not None, f"an item of no entity of the model: {item}"
         obj = plan.from_item(item)

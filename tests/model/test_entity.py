@@ -28,7 +28,7 @@ from singletable.errors import (
 )
 from singletable.examples import Actor, AuditEvent, Folder, Reading, demo
 from singletable.keys.codecs import KeyFormat
-from singletable.model.plan import IndexKeys
+from singletable.model.plan import IndexKeys, entity_plan
 from singletable.model.table import GSI, LSI, Projection, Table
 from singletable.operations.query import decode_any
 from tests.strategies import Level, Shade, aware_datetimes, key_text
@@ -163,8 +163,8 @@ def test_two_entities_with_one_identifier() -> None:
     class Third(Entity, table=table, pk="B#{a}", sk="S", name="Thing", version=2):
         a: str
 
-    assert table.entity_plan("Thing", 2) is Third.plan()
-    assert table.entity_plan("Thing", 1) is First.plan()
+    assert entity_plan(table, "Thing", 2) is Third.plan()
+    assert entity_plan(table, "Thing", 1) is First.plan()
 
 
 def test_two_classes_with_the_same_name_collide_by_default() -> None:

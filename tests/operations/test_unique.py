@@ -10,12 +10,8 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from singletable.keys.codecs import codec_for
-from singletable.model.unique import (
-    UniqueConstraint,
-    guard_prefix,
-    is_guard_item,
-    read_guard,
-)
+from singletable.model.guards import read_guard
+from singletable.model.unique import UniqueConstraint, guard_prefix, is_guard_item
 from tests.keys.test_templates import build
 from tests.strategies import TemplateShape, shape_values, template_shapes
 

@@ -42,7 +42,7 @@ from singletable.errors import (
 from singletable.expressions.tree import Condition, and_
 from singletable.io.connection import Connection
 from singletable.model.fields import FieldRefs
-from singletable.model.plan import EntityPlan
+from singletable.model.plan import EntityPlan, entity_plans
 from singletable.model.table import Table
 from singletable.operations.collection import Collection, CollectionQuery
 from singletable.operations.items import Delete, Get
@@ -174,7 +174,7 @@ class _Browser:
         self.all_sources = views.sources(config.tables, config.collections)
         self.by_id = {s.id: s for s in self.all_sources}
         self.plans: dict[str, EntityPlan] = {
-            f"{t.name}/{p.name}@{p.version}": p for t in config.tables for p in t.entity_plans()
+            f"{t.name}/{p.name}@{p.version}": p for t in config.tables for p in entity_plans(t)
         }
 
     def page(

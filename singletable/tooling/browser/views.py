@@ -23,7 +23,7 @@ from typing import Any
 from singletable.entity import Entity
 from singletable.errors import ItemEncodeError, QueryError, SingleTableError
 from singletable.keys.templates import FieldSegment, KeyTemplate
-from singletable.model.plan import EntityPlan, FieldPlan, KeyPlan
+from singletable.model.plan import EntityPlan, FieldPlan, KeyPlan, entity_plans
 from singletable.model.table import GSI, Table
 from singletable.operations.collection import Collection, CollectionQuery
 from singletable.operations.query import EntityQuery
@@ -186,7 +186,7 @@ def collections_of(tables: Sequence[Table], modules: Iterable[object] = ()) -> l
     """
     table_ids = {id(t) for t in tables}
     seen: dict[int, Collection] = {}
-    names = {p.model.__module__ for t in tables for p in t.entity_plans()}
+    names = {p.model.__module__ for t in tables for p in entity_plans(t)}
     scanned = [sys.modules[n] for n in sorted(names) if n in sys.modules]
     for module in [*scanned, *modules]:
         for value in vars(module).values():
@@ -203,7 +203,7 @@ def sources(tables: Sequence[Table], collections: Sequence[Collection] = ()) -> 
     """
     result: list[Source] = []
     for table in tables:
-        for plan in table.entity_plans():
+        for plan in entity_plans(table):
             for key_plan in (plan.primary, *plan.indexes.values()):
                 where = "" if key_plan.index is None else f" on {key_plan.index}"
                 ident = f"{table.name}/{plan.name}@{plan.version}"
@@ -553,7 +553,7 @@ def model_overview(tables: Sequence[Table], all_sources: Sequence[Source]) -> li
     """
     pages = []
     for table in tables:
-        plans = list(table.entity_plans())
+        plans = list(entity_plans(table))
         indexes = []
         for name, spec in table.indexes.items():
             schema = table.key_schema(name)

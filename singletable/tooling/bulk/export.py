@@ -39,7 +39,7 @@ from typing import Any, Protocol, TextIO
 from pydantic import BaseModel
 
 from singletable.errors import EntityTypeError, SingleTableError
-from singletable.model.plan import EntityPlan, plan_of
+from singletable.model.plan import EntityPlan, entity_plan, entity_plans, plan_of
 from singletable.model.table import Table
 from singletable.model.unique import is_guard_item
 from singletable.operations.protocol import Executor
@@ -204,7 +204,7 @@ class _Export:
             + json.dumps(_stored_name(self.reader, plan), ensure_ascii=False)
             + ","
             for table in tables
-            for plan in table.entity_plans()
+            for plan in entity_plans(table)
         }
         self.result = ExportResult()
         self.lock = threading.Lock()
@@ -234,7 +234,7 @@ class _Export:
             raise _Skip(
                 "unknown entity", f"no entity attribute {table.entity_attribute!r} (string)"
             )
-        plan = table.entity_plan(name, int(version)) if version and version.isdigit() else None
+        plan = entity_plan(table, name, int(version)) if version and version.isdigit() else None
         if plan is None:
             raise _Skip(
                 "unknown entity",

@@ -39,7 +39,7 @@ from singletable.errors import (
     SingleTableError,
     UniqueConstraintError,
 )
-from singletable.model.plan import EntityPlan, plan_of
+from singletable.model.plan import EntityPlan, entity_plans, plan_of
 from singletable.model.table import Table
 from singletable.model.unique import UniqueConstraint
 from singletable.operations.batch import MAX_BATCH_WRITE, BatchWrite, key_identity
@@ -500,7 +500,7 @@ class JsonLines:
     """
 
     def __init__(self, tables: Sequence[Table], *, entity: str | None = None) -> None:
-        self.plans = [plan for table in tables for plan in table.entity_plans()]
+        self.plans = [plan for table in tables for plan in entity_plans(table)]
         self.attributes = sorted({table.entity_attribute for table in tables})
         self._keys: dict[int, frozenset[str]] = {}
         self._named: dict[str, EntityPlan | str] = {}

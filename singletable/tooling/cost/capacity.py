@@ -57,19 +57,17 @@ from singletable.model.definition import index_projection
 from singletable.model.table import Table
 from singletable.operations.batch import BatchGet, BatchWrite
 from singletable.operations.collection import CollectionQuery
-from singletable.operations.items import Delete, Get, ProjectedGet, Put
+from singletable.operations.guarded import stored_values
+from singletable.operations.items import Delete, Get, ProjectedGet, Put, delete_entries, put_entries
 from singletable.operations.query import BaseQuery, EntityQuery
 from singletable.operations.scan import Scan
 from singletable.operations.transactions import TransactGet, TransactWrite
-from singletable.operations.unique import (
-    delete_entries,
-    put_entries,
-    stored_values,
+from singletable.operations.update import (
+    Update,
     touched_constraints,
     update_entries,
     update_old_known,
 )
-from singletable.operations.update import Update
 from singletable.types import AttributeValue, Item
 
 if TYPE_CHECKING:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from singletable.keys.templates import FieldSegment
+from singletable.model.plan import entity_plans
 from singletable.model.table import GSI, Table
 
 if TYPE_CHECKING:
@@ -194,7 +195,7 @@ def lint_model(
     """
     warnings: list[LintWarning] = []
     for table in tables:
-        for plan in table.entity_plans():
+        for plan in entity_plans(table):
             key_plans = [plan.primary] + [
                 kp for name, kp in plan.indexes.items() if isinstance(table.indexes[name], GSI)
             ]

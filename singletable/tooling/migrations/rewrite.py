@@ -38,22 +38,23 @@ from typing import Any
 from singletable.attributes.convert import from_attribute_value
 from singletable.attributes.size import item_size
 from singletable.errors import RequestLimitError, ServiceError, SingleTableError
-from singletable.expressions.tree import Condition, Placeholders, and_, or_, render_condition
+from singletable.expressions.tree import Condition, Placeholders, and_, render_condition
 from singletable.keys.codecs import codec_from_params
-from singletable.model.plan import EntityPlan
+from singletable.model.plan import EntityPlan, entity_plan
 from singletable.model.table import Table
 from singletable.model.unique import GUARD_HOLDER_PK, GUARD_HOLDER_SK, UniqueConstraint
 from singletable.operations.batch import BatchWrite
 from singletable.operations.common import key_ref
-from singletable.operations.protocol import Call, Operation, Sleep, Step
-from singletable.operations.transactions import TransactWrite
-from singletable.operations.unique import (
+from singletable.operations.guarded import (
     GuardWrite,
     TransactEntry,
     guard_entry,
+    guard_writes,
     read_request,
     transact_request,
 )
+from singletable.operations.protocol import Call, Operation, Sleep, Step
+from singletable.operations.transactions import TransactWrite
 from singletable.tooling.cost.capacity import estimate_capacity, read_units
 from singletable.tooling.migrations.snapshot import unique_forms
 from singletable.types import AttributeValue, Item
@@ -77,21 +78,6 @@ def split_id(ident: str) -> tuple[str, int]:
     """``"Order@2"`` -> ``("Order", 2)``."""
     name, _, version = ident.rpartition("@")
     return name, int(version)
-
-
-@dataclass(frozen=True)
-class GuardMove:
-    """One guard change of a rewrite: claim or release the guard of ``values``.
-
-    ``backfill``: the constraint is new to the model (its claims are a backfill's).
-    ``moved_from``: a claim of a guard the item already holds under its old key.
-    """
-
-    constraint: UniqueConstraint
-    claim: bool
-    values: dict[str, Any]
-    backfill: bool = False
-    moved_from: Item | None = None
 
 
 @dataclass
@@ -150,7 +136,7 @@ class EntityRewrite:
     ) -> None:
         self.table = table
         name, version = split_id(new_id)
-        plan = table.entity_plan(name, version)
+        plan = entity_plan(table, name, version)
         if plan is None:  # pragma: no cover - the planner only pairs existing entities
             raise Unconvertible(f"table {table.name}: no entity {new_id} in the model")
         self.plan: EntityPlan = plan
@@ -332,71 +318,31 @@ class EntityRewrite:
             values[name] = value.value if raw and isinstance(value, enum.Enum) else value
         return values
 
-    def guard_moves(self, old: Item, new: Item) -> list[GuardMove]:
+    def guard_moves(self, old: Item, new: Item) -> list[GuardWrite]:
         """The guard changes of replacing the stored item ``old`` by ``new``.
 
-        Provisional: the one guarded-write mechanism (``singletable.operations.guarded``,
-        ``replacement_entries``) takes this over when it lands; same pairing (by the
-        constraint's fields), same conditions.
+        The one guarded-write mechanism pairs the constraints (by their fields) and
+        decides what moves (`singletable.operations.guarded.guard_writes`); the old side
+        is the snapshot's constraints (`_old_constraints`), since a renamed entity or a
+        changed codec has no plan of its own in the new model.
         """
-        moves: list[GuardMove] = []
+        old_values: dict[str, Any] = {}
+        for constraint in self.old_constraints.values():
+            rebuilt = constraint not in self.plan.unique
+            old_values.update(self._values(old, constraint.fields, raw=rebuilt))
+        new_values = self._values(new, sorted(self.plan.unique_fields()), raw=False)
         moved = self.key_of(old) != self.key_of(new)
-        old_key = self.key_of(old)
-        for after_c in self.plan.unique:
-            before_c = self.old_constraints.get(after_c.name)
-            after = after_c.values(self._values(new, after_c.fields, raw=False))
-            before = None
-            if before_c is not None:
-                rebuilt = before_c is not after_c
-                before = before_c.values(self._values(old, before_c.fields, raw=rebuilt))
-            same = (
-                before_c is not None
-                and before is not None
-                and after is not None
-                and before_c.guard_key(before) == after_c.guard_key(after)
-            )
-            if same:
-                assert after is not None
-                if moved:
-                    moves.append(GuardMove(after_c, True, after, moved_from=old_key))
-                continue
-            if before_c is not None and before is not None:
-                moves.append(GuardMove(before_c, False, before))
-            if after is not None:
-                moves.append(GuardMove(after_c, True, after, backfill=before_c is None))
-        for name, before_c in self.old_constraints.items():
-            if name not in {c.name for c in self.plan.unique}:
-                before = before_c.values(self._values(old, before_c.fields, raw=True))
-                if before is not None:
-                    moves.append(GuardMove(before_c, False, before))
-        return moves
-
-    def guard_entry(self, move: GuardMove, holder: Item) -> TransactEntry:
-        """The transaction element of one guard change (`operations.unique.guard_entry`)."""
-        write = GuardWrite(move.constraint, move.claim, move.values)
-        entry = guard_entry(self.plan, write, holder)
-        if move.moved_from is None:
-            return entry
-        # A claim of a guard the item holds under its old key: it may name either key.
-        table = self.table
-        ph = Placeholders()
-        condition = or_(
-            key_ref(table.pk).not_exists(),
-            _held_by(move.constraint, holder),
-            _held_by(move.constraint, move.moved_from),
-        )
-        request = dict(entry.request["Put"])
-        request.pop("ExpressionAttributeNames", None)
-        request.pop("ExpressionAttributeValues", None)
-        request["ConditionExpression"] = render_condition(condition, ph)
-        ph.apply(request)
-        return TransactEntry(
-            entry.label, entry.table, entry.key, {"Put": request}, entry.size, write
+        return guard_writes(
+            self.plan.unique,
+            old_values,
+            new_values,
+            old_constraints=list(self.old_constraints.values()),
+            moved_from=self.key_of(old) if moved else None,
         )
 
-
-def _held_by(constraint: UniqueConstraint, holder: Item) -> Condition:
-    return and_(*(key_ref(a) == av for a, av in constraint.holder_attributes(holder).items()))
+    def is_backfill(self, write: GuardWrite) -> bool:
+        """Whether ``write`` claims a guard of a constraint new to the model."""
+        return write.claim and write.constraint.name not in self.old_constraints
 
 
 def _holder(table: Table, guard: Item | None) -> Item | None:
@@ -541,15 +487,15 @@ class RewriteItem(Operation[Outcome]):
         return out
 
     def _checked(
-        self, moves: list[GuardMove], current: Item, new_item: Item, out: Outcome
-    ) -> Step[list[GuardMove]]:
+        self, moves: list[GuardWrite], current: Item, new_item: Item, out: Outcome
+    ) -> Step[list[GuardWrite]]:
         """The moves left once each guard is read: in place, someone else's, or to write."""
         r = self.rewrite
         table = r.table
         old_key, new_key = r.key_of(current), r.key_of(new_item)
         out.present = 0
         out.backfill_present = {}
-        kept: list[GuardMove] = []
+        kept: list[GuardWrite] = []
         for move in moves:
             guard_key = move.constraint.guard_key(move.values)
             response = yield Call("get_item", read_request(r.plan, guard_key, "INDEXES"))
@@ -560,7 +506,7 @@ class RewriteItem(Operation[Outcome]):
                 if holder == old_key:
                     kept.append(move)  # else: nothing of this item's to release
                 continue
-            name = move.constraint.name if move.backfill else None
+            name = move.constraint.name if self.rewrite.is_backfill(move) else None
             if holder == new_key and move.moved_from is None:
                 if name is not None:
                     out.backfill_present[name] = 1
@@ -584,7 +530,7 @@ class RewriteItem(Operation[Outcome]):
         return kept
 
     def _entries(
-        self, current: Item, new_item: Item, moves: list[GuardMove], *, changed: bool
+        self, current: Item, new_item: Item, moves: list[GuardWrite], *, changed: bool
     ) -> tuple[list[TransactEntry], dict[str, Any] | None]:
         """The transaction's entries, or the single PutItem request when that is all."""
         r = self.rewrite
@@ -608,7 +554,7 @@ class RewriteItem(Operation[Outcome]):
             check = _request({"TableName": table.name, "Key": old_key}, unchanged)
             entries.append(TransactEntry(label, table.name, old_key, {"ConditionCheck": check}))
         for move in moves:
-            entries.append(r.guard_entry(move, new_key if move.claim else old_key))
+            entries.append(guard_entry(r.plan, move, new_key if move.claim else old_key))
         return entries, None
 
     def _estimate(
@@ -618,7 +564,7 @@ class RewriteItem(Operation[Outcome]):
         new_item: Item,
         entries: list[TransactEntry],
         single: dict[str, Any] | None,
-        moves: list[GuardMove],
+        moves: list[GuardWrite],
     ) -> None:
         """The write's capacity, from the estimator; spent before the write is sent."""
         table = self.rewrite.table
@@ -644,7 +590,7 @@ class RewriteItem(Operation[Outcome]):
             out.read_units += estimate.rcu
             out.backfill_write_units = {}
             for i, entry in enumerate(entries):
-                if entry.guard is not None and _is_backfill(entry, moves):
+                if entry.guard is not None and self.rewrite.is_backfill(entry.guard):
                     name = entry.guard.constraint.name
                     units = sum(line.units for line in estimate.lines if line.item == i)
                     out.backfill_write_units[name] = out.backfill_write_units.get(name, 0) + units
@@ -672,25 +618,16 @@ class RewriteItem(Operation[Outcome]):
             raise Unconvertible(str(exc)) from None
         out.reported_write_units += consumed(response)
 
-    def _count(self, out: Outcome, moves: list[GuardMove], changed: bool, moved: bool) -> None:
+    def _count(self, out: Outcome, moves: list[GuardWrite], changed: bool, moved: bool) -> None:
         out.status = "rewritten" if changed else "unchanged"
         out.moved = moved
         for move in moves:
-            if move.claim and move.backfill:
+            if move.claim and self.rewrite.is_backfill(move):
                 out.backfill_claimed[move.constraint.name] = 1
             elif move.claim:
                 out.claimed += 1
             else:
                 out.released += 1
-
-
-def _is_backfill(entry: TransactEntry, moves: list[GuardMove]) -> bool:
-    guard = entry.guard
-    if guard is None or not guard.claim:
-        return False
-    return any(
-        m.backfill and m.constraint is guard.constraint and m.values == guard.values for m in moves
-    )
 
 
 def _size(item: Item | None) -> int:

@@ -22,7 +22,7 @@ from typing import Any
 
 from singletable.errors import ModelDefinitionError, SnapshotError
 from singletable.keys.formats import TTL_FORMAT, key_format, with_formats
-from singletable.model.plan import EntityPlan
+from singletable.model.plan import EntityPlan, entity_plans
 from singletable.model.table import GSI, Table
 from singletable.model.unique import FIELD_JOIN
 
@@ -115,7 +115,7 @@ def describe_table(table: Table) -> dict[str, Any]:
             entity_id(plan.name, plan.version): _with_unique_forms(
                 _with_formats(plan.describe()), plan
             )
-            for plan in table.entity_plans()
+            for plan in entity_plans(table)
         },
     }
 

@@ -29,6 +29,7 @@ from singletable.examples import (
     demo,
     drive,
 )
+from singletable.model.plan import entity_plans
 from singletable.tooling.browser import server as browser_server
 from singletable.tooling.browser import views
 from singletable.tooling.browser.app import BrowserConfig, create_app, render
@@ -52,7 +53,7 @@ def test_sources_are_every_entity_key_plan_and_every_declared_collection() -> No
     ids = [s.id for s in views.sources([demo], collections)]
     expected = [
         f"singletable-demo/{p.name}@{p.version}" + (f"/{kp.index}" if kp.index else "")
-        for p in demo.entity_plans()
+        for p in entity_plans(demo)
         for kp in (p.primary, *p.indexes.values())
     ]
     assert ids[: len(expected)] == expected
@@ -203,7 +204,7 @@ def test_model_page_lists_what_the_plans_hold() -> None:
         path="/",
         tables=views.model_overview([demo], views.sources([demo], views.collections_of([demo]))),
     )
-    for plan in demo.entity_plans():
+    for plan in entity_plans(demo):
         assert f'id="entity-{plan.name}"' in html
         for kp in (plan.primary, *plan.indexes.values()):
             assert f"{kp.schema.pk} = {kp.pk.source}" in html

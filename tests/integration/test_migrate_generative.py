@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 

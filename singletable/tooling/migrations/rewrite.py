@@ -354,6 +354,23 @@ def _holder(table: Table, guard: Item | None) -> Item | None:
     return holder
 
 
+def consumed_split(response: Mapping[str, Any]) -> tuple[float, float]:
+    """A write's reported (read, write) units: a transaction's condition checks are reads.
+
+    Where the response does not split them, the whole figure counts as written.
+    """
+    capacity = response.get("ConsumedCapacity")
+    entries = [] if capacity is None else capacity if isinstance(capacity, list) else [capacity]
+    read = write = 0.0
+    for entry in entries:
+        if "ReadCapacityUnits" in entry or "WriteCapacityUnits" in entry:
+            read += float(entry.get("ReadCapacityUnits", 0.0))
+            write += float(entry.get("WriteCapacityUnits", 0.0))
+        else:
+            write += float(entry.get("CapacityUnits", 0.0))
+    return read, write
+
+
 def consumed(response: Mapping[str, Any]) -> float:
     """The capacity units a response (or a failed request's error response) reports."""
     capacity = response.get("ConsumedCapacity")
@@ -611,12 +628,18 @@ class RewriteItem(Operation[Outcome]):
             else:
                 response = yield Call("transact_write_items", transact_request(entries, "INDEXES"))
         except ServiceError as exc:
-            out.reported_write_units += consumed(exc.response)
+            self._reported(out, exc.response)
             _raise_conflict(exc, moved=moved)
             raise
         except RequestLimitError as exc:
             raise Unconvertible(str(exc)) from None
-        out.reported_write_units += consumed(response)
+        self._reported(out, response)
+
+    @staticmethod
+    def _reported(out: Outcome, response: Mapping[str, Any]) -> None:
+        read, write = consumed_split(response)
+        out.reported_read_units += read
+        out.reported_write_units += write
 
     def _count(self, out: Outcome, moves: list[GuardWrite], changed: bool, moved: bool) -> None:
         out.status = "rewritten" if changed else "unchanged"

@@ -59,6 +59,7 @@ from singletable.tooling.migrations.work import (
 __all__ = [
     "TTL_LIMIT_NOTE",
     "MigrationReport",
+    "ScanTotals",
     "RewriteStats",
     "Transform",
     "Transforms",
@@ -114,6 +115,21 @@ _TASK_FIGURES = {
 
 
 @dataclass
+class ScanTotals:
+    """The capacity of every request of a table's item work: its scan, reads and writes.
+
+    ``read_units``/``write_units`` are the estimate, ``reported_*`` what DynamoDB reported
+    (a transaction's figure, condition checks included, counts as written).
+    """
+
+    scanned: int = 0
+    read_units: float = 0.0
+    write_units: float = 0.0
+    reported_read_units: float = 0.0
+    reported_write_units: float = 0.0
+
+
+@dataclass
 class MigrationReport:
     """What a run did (or, for a dry run, would do)."""
 
@@ -124,6 +140,8 @@ class MigrationReport:
     rewrites: dict[str, RewriteStats] = field(default_factory=dict)
     #: Guard backfills of added uniqueness constraints, by task name.
     backfills: dict[str, UniqueBackfillReport] = field(default_factory=dict)
+    #: Each table's item work as a whole (its one scan and every write), by table name.
+    scans: dict[str, ScanTotals] = field(default_factory=dict)
     ttl_steps: list[str] = field(default_factory=list)
     #: TTL switches DynamoDB did not take yet (one change per hour): re-run to finish.
     ttl_pending: list[str] = field(default_factory=list)
@@ -158,6 +176,14 @@ class MigrationReport:
         for step in self.ttl_pending:
             lines.append(f"  ttl pending: {step}")
         lines.extend(f"  {b.to_text()}" for b in self.backfills.values())
+        for name, t in self.scans.items():
+            line = (
+                f"  table {name}: read once ({t.scanned} items); estimate {t.read_units:g} RCU, "
+                f"{t.write_units:g} WCU in all"
+            )
+            if not dry:
+                line += f"; reported {t.reported_read_units:g} RCU, {t.reported_write_units:g} WCU"
+            lines.append(line)
         return "\n".join(lines) + "\n"
 
 
@@ -475,10 +501,10 @@ def _fill(
             if attribute is not None:
                 setattr(stats, attribute, c.get(f"{task}|{figure}", 0))
         stats.skipped = stats.scanned - c.get(f"{task}|routed", 0)
-        stats.read_units = (c.get("read_mu", 0) + c.get(f"{task}|read_mu", 0)) / MILLI
+        stats.read_units = (c.get("scan_read_mu", 0) + c.get(f"{task}|read_mu", 0)) / MILLI
         stats.write_units = c.get(f"{task}|write_mu", 0) / MILLI
         stats.reported_read_units = (
-            c.get("reported_read_mu", 0) + c.get(f"{task}|reported_read_mu", 0)
+            c.get("scan_reported_read_mu", 0) + c.get(f"{task}|reported_read_mu", 0)
         ) / MILLI
         stats.reported_write_units = c.get(f"{task}|reported_write_mu", 0) / MILLI
         stats.errors = findings.errors.get(task, [])
@@ -503,7 +529,15 @@ def _fill(
             duplicates=_duplicates(findings, task),
             failed=c.get(f"{task}|duplicates", 0),
         )
-    for table_counts in counts.values():
+    for table_name, table_counts in counts.items():
+        c = table_counts
+        report.scans[table_name] = ScanTotals(
+            c.get("scanned", 0),
+            (c.get("scan_read_mu", 0) + c.get("read_mu", 0)) / MILLI,
+            c.get("write_mu", 0) / MILLI,
+            (c.get("scan_reported_read_mu", 0) + c.get("reported_read_mu", 0)) / MILLI,
+            c.get("reported_write_mu", 0) / MILLI,
+        )
         for name, n in table_counts.items():
             if "/index " in name and name.endswith("|write_mu"):
                 report.index_units[name.rpartition("|")[0]] = n / MILLI

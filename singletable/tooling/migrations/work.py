@@ -10,10 +10,13 @@ write it spends the write's estimated capacity (`UnitContext.spend`), and after 
 the page's read capacity.
 
 Counts are flat integer deltas, as the job engine aggregates them: ``scanned`` and
-``skipped`` per unit, ``"<task>|<figure>"`` per rewrite or backfill task, capacity in
-thousandths of a unit (``..._mu``). `MIGRATE_KIND` rebuilds the work from a JSON spec (the
-model's import path, the old snapshot's text, the transform's import path, the options),
-so a worker on another machine needs only the job's spec and a connection.
+``skipped``, the scan's estimated and reported read capacity (``scan_read_mu``,
+``scan_reported_read_mu``, in thousandths of a unit) and that of the item work's
+requests (``read_mu``, ``write_mu``, ``reported_read_mu``, ``reported_write_mu``) per
+unit; ``"<task>|<figure>"`` per rewrite or backfill task. `MIGRATE_KIND` rebuilds the
+work from a JSON spec (the model's import path, the old snapshot's text, the transform's
+import path, the options), so a worker on another machine needs only the job's spec and
+a connection.
 """
 
 from __future__ import annotations
@@ -205,8 +208,8 @@ class MigrationWork:
             items: list[Item] = page.get("Items", [])
             read = estimate_capacity(Scan(table), read=items).rcu
             ctx.spend(rcu=read)
-            _add(counts, "read_mu", round(read * MILLI))
-            _add(counts, "reported_read_mu", round(consumed(page) * MILLI))
+            _add(counts, "scan_read_mu", round(read * MILLI))
+            _add(counts, "scan_reported_read_mu", round(consumed(page) * MILLI))
             for item in items:
                 self.item(table, routes, item, counts, ctx.spend)
             start = page.get("LastEvaluatedKey")
@@ -246,6 +249,11 @@ class MigrationWork:
             dry_claims=self.dry_claims,
         )
         outcome: Outcome = self.db.execute(op)
+        # The table's totals, whatever task an item counts to (a backfill-only item too).
+        _add(counts, "read_mu", round(outcome.read_units * MILLI))
+        _add(counts, "write_mu", round(outcome.write_units * MILLI))
+        _add(counts, "reported_read_mu", round(outcome.reported_read_units * MILLI))
+        _add(counts, "reported_write_mu", round(outcome.reported_write_units * MILLI))
         self._count(route, item, outcome, counts)
         self._index_costs(table, outcome.after or item, counts)
 

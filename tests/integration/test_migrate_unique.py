@@ -7,6 +7,7 @@ step"), or reported a backfill that met duplicates as a success.
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import pytest
 
 import singletable as st
+from singletable.tooling.migrations.runner import migrate_async
 from singletable.tooling.migrations.snapshot import dumps
 from tests.cli.running import model_module, run
 from tests.integration._executors import connect
@@ -333,3 +335,28 @@ def test_dry_run_estimate_of_a_key_move_a_backfill_and_an_index_change_is_within
     assert total == pytest.approx(
         reported.reported_read_units + reported.reported_write_units, rel=0.10
     ), (dry.to_text(), run.to_text())
+
+
+class AsyncOnly:
+    """An asyncio executor (its ``execute`` is a coroutine), over the test's executor."""
+
+    def __init__(self, db: st.Connection) -> None:
+        self.db = db
+        self.calls = 0
+
+    async def execute(self, operation: Any) -> Any:
+        self.calls += 1
+        return self.db.execute(operation)
+
+
+def test_an_asyncio_executor_runs_a_migration(
+    dynamodb_client: DynamoDBClient, table_name: str
+) -> None:
+    db, before = seeded(dynamodb_client, table_name, pk="C#{cid}")
+    table, _ = customers(table_name, pk="CUST#{cid}")
+    adb = AsyncOnly(db)
+    report = asyncio.run(migrate_async(adb, table, before, segments=2, out=io.StringIO()))
+    [stats] = report.rewrites.values()
+    assert (stats.moved, stats.failed) == (5, 0)
+    assert adb.calls > 5  # every request went through the asyncio executor
+    assert assert_guards_exact(dynamodb_client, table) == (5, 10)

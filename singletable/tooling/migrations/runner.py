@@ -26,6 +26,7 @@ supplied. Table migrations (key schema or LSI changes) are refused: they need a 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from singletable.errors import MigrationError
+from singletable.operations.protocol import AsyncExecutor, Operation
 from singletable.operations.scan import check_segment_count
 from singletable.tooling.jobs.local import run_units
 from singletable.tooling.jobs.progress import Counts, Progress, Wording
@@ -64,6 +66,7 @@ __all__ = [
     "Transform",
     "Transforms",
     "migrate",
+    "migrate_async",
 ]
 
 CHECKPOINT_VERSION = 3
@@ -349,6 +352,30 @@ def migrate(
     out.write(report.to_text())
     out.flush()
     return report
+
+
+async def migrate_async(
+    adb: AsyncExecutor, model: Model, snapshot_doc: Mapping[str, Any], **options: Any
+) -> MigrationReport:
+    """`migrate` with an asyncio executor (`singletable.AsyncConnection`).
+
+    The run's units are threads, as with `migrate` (its keyword arguments are the same);
+    each request they make is awaited on the calling event loop, which stays free
+    meanwhile: ``report = await migrate_async(adb, table, snapshot)``.
+    """
+    bridge = _OnLoop(adb, asyncio.get_running_loop())
+    return await asyncio.to_thread(migrate, bridge, model, snapshot_doc, **options)
+
+
+class _OnLoop:
+    """The synchronous ``execute`` of an asyncio executor, for threads off its loop."""
+
+    def __init__(self, adb: AsyncExecutor, loop: asyncio.AbstractEventLoop) -> None:
+        self.adb = adb
+        self.loop = loop
+
+    def execute(self, operation: Operation[Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(self.adb.execute(operation), self.loop).result()
 
 
 # -- running the units ------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -16,8 +17,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import pytest
 
 import singletable as st
+from singletable.tooling.jobs.local import run_units
 from singletable.tooling.migrations.runner import migrate_async
 from singletable.tooling.migrations.snapshot import dumps
+from singletable.tooling.migrations.work import MIGRATE_KIND
 from tests.cli.running import model_module, run
 from tests.integration._executors import connect
 from tests.integration.uniqueness import assert_guards_exact, raw_items
@@ -360,3 +363,54 @@ def test_an_asyncio_executor_runs_a_migration(
     assert (stats.moved, stats.failed) == (5, 0)
     assert adb.calls > 5  # every request went through the asyncio executor
     assert assert_guards_exact(dynamodb_client, table) == (5, 10)
+
+
+def test_the_migrate_job_kind_rebuilds_the_work_from_its_spec(
+    dynamodb_client: DynamoDBClient, table_name: str, tmp_path: Path
+) -> None:
+    # What a worker on another machine has: the job's JSON spec and a connection.
+    db, before = seeded(dynamodb_client, table_name, pk="C#{cid}")
+    source = f"""
+        from typing import Annotated
+        import singletable as st
+        table = st.Table({table_name!r})
+        class Customer(
+            st.Entity, table=table, pk="CUST#{{cid}}", sk="C", unique=["email", "badge"]
+        ):
+            cid: str
+            email: str
+            badge: Annotated[int, st.KeyFormat(width=4)]
+            note: str = ""
+        def lower(values):
+            return {{**values, "email": values["email"].lower()}}
+    """
+    with model_module(tmp_path, "customers", source) as module:
+        spec = {
+            "model": f"{module.__name__}:table",
+            "snapshot": dumps(before),
+            "transform": f"{module.__name__}:lower",
+            "segments": 3,
+            "page_size": 2,
+            "job_id": "job-1",
+        }
+        spec = json.loads(json.dumps(spec))  # as stored in the job record
+        units = MIGRATE_KIND.units(spec)
+        assert [(u.kind, u.spec["segment"], u.total) for u in units] == [
+            ("migrate", 0, 3),
+            ("migrate", 1, 3),
+            ("migrate", 2, 3),
+        ]
+        contexts = run_units(units, MIGRATE_KIND.work(spec, db), workers=2)
+        table = module.table
+    assert all(ctx.done for ctx in contexts)
+    counts: dict[str, int] = {}
+    for ctx in contexts:
+        for name, n in ctx.counts.items():
+            counts[name] = counts.get(name, 0) + n
+    task = f"{table_name}/Customer@1->Customer@1"
+    assert (counts[f"{task}|rewritten"], counts[f"{task}|moved"]) == (5, 5)
+    assert assert_guards_exact(dynamodb_client, table) == (5, 10)
+    stored = dynamodb_client.scan(TableName=table_name)["Items"]
+    assert sorted(i["email"]["S"] for i in stored if "email" in i) == [
+        f"user{i}@example.org" for i in range(5)
+    ]

@@ -32,7 +32,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -401,27 +401,27 @@ def _run(
     max_wcu: float | None,
 ) -> dict[str, dict[str, int]]:
     """Run every unit not done yet; the counts of every segment (done before or now), by table."""
-    units: list[WorkUnit] = []
-    starts: dict[int, Mapping[str, JsonValue] | None] = {}
-    where: dict[int, tuple[str, int]] = {}
+    todo: list[tuple[str, int, int, Any]] = []  # table, segment, segments, start key
     names = [name for name in work.tables if work.routes.get(name)]
     verb = "count" if display.dry_run else "migrate"
     total_items = 0
     for name in names:
         task = state.task(_scan_task(name), segments)
         total = int(task["total_segments"])  # a resumed run keeps the checkpoint's split
-        todo = [i for i in range(total) if not task["segments"][str(i)]["done"]]
-        display.out.write(f"{verb} {name}: {len(todo)} of {total} segment(s) to scan\n")
+        saved = [task["segments"][str(i)] for i in range(total)]  # the file sorts them as text
+        left = [(i, s) for i, s in enumerate(saved) if not s["done"]]
+        display.out.write(f"{verb} {name}: {len(left)} of {total} segment(s) to scan\n")
         total_items += steps.item_count(work.tables[name]) or 0
-        for segment in todo:
-            index = len(units)
-            spec = {"table": name, "segment": segment, "segments": total}
-            units.append(WorkUnit("migrate", "migrate", index, 0, spec))
-            start = task["segments"][str(segment)]["start_key"]
-            starts[index] = None if start is None else {"last_key": start}
-            where[index] = (name, segment)
-    units = [WorkUnit(u.job_id, u.kind, u.index, len(units), u.spec) for u in units]
-    before = [state.segment_counts(_scan_task(n)) for n in names]
+        todo.extend((name, i, total, s["start_key"]) for i, s in left)
+    units = [
+        WorkUnit("migrate", "migrate", index, len(todo), {"table": n, "segment": i, "segments": t})
+        for index, (n, i, t, _) in enumerate(todo)
+    ]
+    starts: dict[int, Mapping[str, JsonValue] | None] = {
+        index: None if start is None else {"last_key": start}
+        for index, (_, _, _, start) in enumerate(todo)
+    }
+    before = [c for name in names for c in state.segment_counts(_scan_task(name))]
     progress = Progress(
         f"{verb} {', '.join(names)}",
         total_items or None,
@@ -435,7 +435,7 @@ def _run(
     work.on_page = lambda counts: progress.update(**_progress_deltas(counts))
 
     def saving(unit: WorkUnit, ctx: UnitContext) -> None:
-        name, segment = where[unit.index]
+        name, segment = str(unit.spec["table"]), int(unit.spec["segment"])
         work(unit, _Saving(ctx, state, _scan_task(name), segment))
 
     try:
@@ -457,11 +457,9 @@ def _scan_task(table: str) -> str:
     return f"scan {table}"
 
 
-def _sum(parts: Any) -> dict[str, int]:
+def _sum(parts: Iterable[Mapping[str, int]]) -> dict[str, int]:
     total: dict[str, int] = {}
     for part in parts:
-        if isinstance(part, list):
-            part = _sum(part)
         for name, n in part.items():
             total[name] = total.get(name, 0) + n
     return total

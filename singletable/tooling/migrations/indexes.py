@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from singletable.errors import MigrationError, ServiceError
 from singletable.model.definition import create_table_request, index_projection
 from singletable.model.table import Table
-from singletable.operations.protocol import Call, Operation, Step
+from singletable.operations.protocol import Call, Executor, Operation, Step
 from singletable.operations.tables import CreateTable, DescribeTable
 
 #: One TTL change per table per hour (UpdateTimeToLive), as output and docs state it.
@@ -49,7 +49,9 @@ class Request(Operation[dict[str, Any]]):
 class TableSteps:
     """Looks at the live tables and changes them (see the module docs)."""
 
-    def __init__(self, db: Any, out: TextIO, poll: float, timeout: float, *, dry_run: bool) -> None:
+    def __init__(
+        self, db: Executor, out: TextIO, poll: float, timeout: float, *, dry_run: bool
+    ) -> None:
         self.db = db
         self.out = out
         self.poll = poll

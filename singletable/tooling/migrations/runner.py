@@ -35,10 +35,10 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from singletable.errors import MigrationError
-from singletable.operations.protocol import AsyncExecutor, Operation
+from singletable.operations.protocol import AsyncExecutor, Executor, Operation
 from singletable.operations.scan import check_segment_count
 from singletable.tooling.jobs.local import run_units
 from singletable.tooling.jobs.progress import Counts, Progress, Wording
@@ -70,6 +70,8 @@ __all__ = [
 ]
 
 CHECKPOINT_VERSION = 3
+
+R = TypeVar("R")
 
 
 @dataclass
@@ -217,7 +219,7 @@ def _rewrite_lines(task: str, s: RewriteStats, dry: bool, reasons: list[str]) ->
 
 
 def migrate(
-    db: Any,
+    db: Executor,
     model: Model,
     snapshot_doc: Mapping[str, Any],
     *,
@@ -374,7 +376,7 @@ class _OnLoop:
         self.adb = adb
         self.loop = loop
 
-    def execute(self, operation: Operation[Any]) -> Any:
+    def execute(self, operation: Operation[R]) -> R:
         return asyncio.run_coroutine_threadsafe(self.adb.execute(operation), self.loop).result()
 
 

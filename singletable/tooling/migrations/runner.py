@@ -197,7 +197,7 @@ def _rewrite_lines(task: str, s: RewriteStats, dry: bool, reasons: list[str]) ->
         did = f"would rewrite {s.rewritten} ({s.moved} to a new key)"
         guards = f"would claim {s.guards_claimed} guard(s) and release {s.guards_released}"
     else:
-        did = f"rewrote {s.rewritten} ({s.moved} to a new key)"
+        did = f"did rewrite {s.rewritten} ({s.moved} to a new key)"
         guards = f"claimed {s.guards_claimed} guard(s), released {s.guards_released}"
     lines = [
         f"  rewrite {task}: {s.scanned} scanned, {did}, {s.unchanged} already current, "

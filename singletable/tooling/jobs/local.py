@@ -195,7 +195,5 @@ def run_units(
             for future in futures:
                 future.cancel()
             wait(futures)
-            first = failed[0].exception()
-            assert first is not None
-            raise first
+            failed[0].result()  # raises the unit's error
     return contexts

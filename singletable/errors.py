@@ -284,6 +284,14 @@ class LoadError(SingleTableError):
         self.cause = cause
 
 
+class JobError(SingleTableError):
+    """A job (`singletable.tooling.jobs`) cannot be started or run.
+
+    No such job, a kind the worker does not know, another spec under the same id, a
+    worker process that failed.
+    """
+
+
 class ConfigurationError(SingleTableError):
     """The client cannot be set up: no region, no credentials, or an unknown ``transport``.
 

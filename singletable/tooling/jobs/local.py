@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
+from singletable.errors import JobError
 from singletable.tooling.jobs.units import JobCancelled, JsonValue, UnitWork, WorkUnit
 
 __all__ = ["LocalContext", "TokenBucket", "run_units"]
@@ -29,6 +30,8 @@ class TokenBucket:
 
     Args:
         rate: Units per second (> 0).
+        full: Start with one second of budget (False: start empty, so that workers
+            joining a shared budget together do not each spend a second of it at once).
         clock: Seconds, monotonic (injectable for tests).
         sleep: How to wait (injectable for tests).
     """
@@ -37,15 +40,16 @@ class TokenBucket:
         self,
         rate: float,
         *,
+        full: bool = True,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         if rate <= 0:
-            raise ValueError(f"a rate limit must be positive, not {rate}")
+            raise JobError(f"a rate limit must be positive, not {rate}")
         self._rate = rate
         self._clock = clock
         self._sleep = sleep
-        self._tokens = rate
+        self._tokens = rate if full else 0.0
         self._at = clock()
         self._lock = threading.Lock()
 
@@ -57,7 +61,7 @@ class TokenBucket:
     def set_rate(self, rate: float) -> None:
         """Change the rate (a worker's share of the job's budget moves as workers come and go)."""
         if rate <= 0:
-            raise ValueError(f"a rate limit must be positive, not {rate}")
+            raise JobError(f"a rate limit must be positive, not {rate}")
         with self._lock:
             self._refill()
             self._rate = rate
@@ -172,7 +176,7 @@ def run_units(
         One context per unit, in the order of ``units``: its counts, checkpoint and ``done``.
     """
     if workers < 1:
-        raise ValueError(f"workers must be at least 1, not {workers}")
+        raise JobError(f"workers must be at least 1, not {workers}")
     stop = cancelled or threading.Event()
     rcu = TokenBucket(max_rcu) if max_rcu is not None else None
     wcu = TokenBucket(max_wcu) if max_wcu is not None else None

@@ -4,6 +4,7 @@ import threading
 
 import pytest
 
+from singletable.errors import JobError
 from singletable.tooling.jobs.local import LocalContext, TokenBucket, run_units
 from singletable.tooling.jobs.units import JobCancelled, UnitContext, WorkUnit
 
@@ -100,7 +101,7 @@ def test_a_new_rate_applies_to_the_next_take() -> None:
     bucket.take(10.0)
     bucket.set_rate(2.0)
     assert bucket.take(4.0) == pytest.approx(2.0)
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(JobError, match="positive"):
         bucket.set_rate(0)
 
 

@@ -180,8 +180,11 @@ def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
         segments=args.segments,
         out=out,
         transform=transform,
+        workers=args.workers,
+        max_rcu=args.max_rcu,
+        max_wcu=args.max_wcu,
     )
-    if report.failed:
+    if report.failed:  # items not rewritten, or values held by several items
         return ExitCode.ITEMS_FAILED
     return ExitCode.TTL_PENDING if report.ttl_pending else ExitCode.OK
 
@@ -405,6 +408,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+    return value
+
+
 def _connect(args: argparse.Namespace) -> Connection:
     """The connection `_add_connection_options` describes."""
     from singletable.io.connection import Connection
@@ -508,8 +521,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--segments",
         type=_positive_int,
         default=4,
-        help="parallel scan segments per entity (default 4)",
+        help="parallel scan segments per table (default 4); each table is read once",
     )
+    p.add_argument(
+        "--workers",
+        type=_positive_int,
+        help="segments scanned at once (threads; default: all of them)",
+    )
+    for kind in ("rcu", "wcu"):
+        p.add_argument(
+            f"--max-{kind}",
+            type=_positive_float,
+            metavar="UNITS",
+            help=f"at most UNITS {kind.upper()} per second for the whole run (default: no limit)",
+        )
     p.add_argument(
         "--transform",
         action="append",

@@ -224,7 +224,7 @@ def test_cli_backfill_with_duplicates_exits_non_zero(
             mid: str
             email: str
     """
-    argv = ["--region", "us-east-1", "--segments", "1"]
+    argv = ["--region", "us-east-1", "--segments", "2", "--workers", "1", "--max-wcu", "500"]
     if dynamodb_endpoint is not None:
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", "local")
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "local")

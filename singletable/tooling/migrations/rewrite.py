@@ -21,10 +21,12 @@ consistently, and start over, so no concurrent write is lost.
 Guards follow the item: a value that changes (a transform), an entity name that changes
 (a rename), a codec that changes (the snapshot records each constraint's codecs) or a key
 that moves releases the old guard and claims the new one (or claims the same guard again,
-naming the new key). A constraint new to the model claims its guard (a backfill). Before
-claiming, the guards are read: one the item already holds is counted as in place, not
-written again; one another item holds is a duplicate, listed, and the item is left as it
-was.
+naming the new key). A constraint new to the model claims its guard (a backfill). Where
+the item itself stays as it is (a backfill, a codec change) the guards are read first: one
+the item already holds is counted as in place, not written again (a re-run writes
+nothing). Where the item changes, the guard entries' conditions decide, and a refused
+transaction reads the guards before it retries. Either way a value another item holds is
+a duplicate: listed, and the item left as it was.
 """
 
 from __future__ import annotations
@@ -373,11 +375,7 @@ def consumed_split(response: Mapping[str, Any]) -> tuple[float, float]:
 
 def consumed(response: Mapping[str, Any]) -> float:
     """The capacity units a response (or a failed request's error response) reports."""
-    capacity = response.get("ConsumedCapacity")
-    if capacity is None:
-        return 0.0
-    entries = capacity if isinstance(capacity, list) else [capacity]
-    return sum(float(e.get("CapacityUnits", 0.0)) for e in entries)
+    return sum(consumed_split(response))
 
 
 class _Conflict(Exception):
@@ -439,6 +437,7 @@ class RewriteItem(Operation[Outcome]):
         out = Outcome()
         current: Item | None = self.item
         old_key = r.key_of(self.item)
+        retried = False
         for attempt in range(self.max_attempts):
             if current is None or not r.ours(current):
                 out.status = "gone"  # deleted (or rewritten by the new code) meanwhile
@@ -448,15 +447,23 @@ class RewriteItem(Operation[Outcome]):
                 out.after = new_item
                 self._unguarded(out, new_item)
                 moves = r.guard_moves(current, new_item)
-                moves = yield from self._checked(moves, current, new_item, out)
+                moved = r.key_of(new_item) != old_key
+                changed = new_item != current
+                # An item that changes is written anyway, and its guard entries' conditions
+                # decide: the guards are read first only where that changes what is
+                # written or counted (an item that stays as it is: a backfill, a codec
+                # change), after a refused write (to tell a duplicate), and in a dry run
+                # (which writes nothing, but finds the duplicates; it bills those reads
+                # only where the run would make them).
+                if moves and (self.dry_run or retried or not (changed or moved)):
+                    billed = retried or not (changed or moved)
+                    moves = yield from self._checked(moves, current, new_item, out, billed)
                 if out.duplicate is not None:
                     out.status = "failed"
                     return out
-                moved = r.key_of(new_item) != old_key
-                if new_item == current and not moves:
+                if not changed and not moves:
                     out.status = "unchanged"
                     return out
-                changed = new_item != current
                 written = r.bumped(new_item) if changed else new_item
                 entries, single = self._entries(current, written, moves, changed=changed)
                 if attempt == 0 or self.dry_run:
@@ -473,6 +480,7 @@ class RewriteItem(Operation[Outcome]):
                 )
             except _Conflict:
                 out.conflicts += 1
+                retried = True
                 yield Sleep(random.uniform(0, 0.005 * min(attempt + 1, 10)))
                 response = yield Call("get_item", read_request(r.plan, old_key, "INDEXES"))
                 out.reported_read_units += consumed(response)
@@ -480,7 +488,7 @@ class RewriteItem(Operation[Outcome]):
                 continue
             except ServiceError as exc:
                 return self._failed(out, current, str(exc))
-            self._count(out, moves, new_item != current, moved)
+            self._count(out, moves, changed, moved)
             return out
         return self._failed(
             out,
@@ -504,7 +512,12 @@ class RewriteItem(Operation[Outcome]):
         return out
 
     def _checked(
-        self, moves: list[GuardWrite], current: Item, new_item: Item, out: Outcome
+        self,
+        moves: list[GuardWrite],
+        current: Item,
+        new_item: Item,
+        out: Outcome,
+        billed: bool,
     ) -> Step[list[GuardWrite]]:
         """The moves left once each guard is read: in place, someone else's, or to write."""
         r = self.rewrite
@@ -517,7 +530,8 @@ class RewriteItem(Operation[Outcome]):
             guard_key = move.constraint.guard_key(move.values)
             response = yield Call("get_item", read_request(r.plan, guard_key, "INDEXES"))
             out.reported_read_units += consumed(response)
-            out.read_units += read_units(_size(response.get("Item")) or 1, consistent=True)
+            if billed:
+                out.read_units += read_units(_size(response.get("Item")) or 1, consistent=True)
             holder = _holder(table, response.get("Item"))
             if not move.claim:
                 if holder == old_key:

@@ -46,12 +46,13 @@ from singletable.model.plan import EntityPlan, entity_plan
 from singletable.model.table import Table
 from singletable.model.unique import GUARD_HOLDER_PK, GUARD_HOLDER_SK, UniqueConstraint
 from singletable.operations.batch import BatchWrite
-from singletable.operations.common import key_ref
+from singletable.operations.common import ItemRequest, key_ref
 from singletable.operations.guarded import (
     GuardWrite,
     TransactEntry,
     guard_entry,
     guard_writes,
+    item_entry,
     read_request,
     transact_request,
 )
@@ -569,19 +570,24 @@ class RewriteItem(Operation[Outcome]):
         old_key, new_key = r.key_of(current), r.key_of(new_item)
         unchanged = r.unchanged(current)
         if old_key == new_key and not moves:
-            return [], _request({"TableName": table.name, "Item": new_item}, unchanged)
+            put = ItemRequest(
+                "Put", table.name, new_key, new_item, condition=unchanged, capacity="INDEXES"
+            )
+            return [], put.params()
         entries: list[TransactEntry] = []
-        label = r.plan.label
         if old_key != new_key:
+            # The new key must be free: two old items the new template maps to one key
+            # cannot overwrite each other.
             free = key_ref(table.pk).not_exists()
-            put = _request({"TableName": table.name, "Item": new_item}, free)
-            entries.append(TransactEntry(label, table.name, new_key, {"Put": put}))
-            delete = _request({"TableName": table.name, "Key": old_key}, unchanged)
-            entries.append(TransactEntry(label, table.name, old_key, {"Delete": delete}))
+            put = ItemRequest("Put", table.name, new_key, new_item, condition=free)
+            entries.append(item_entry(r.plan, put, None))
+            delete = ItemRequest("Delete", table.name, old_key, condition=unchanged)
+            entries.append(item_entry(r.plan, delete, None))
         elif changed:
-            put = _request({"TableName": table.name, "Item": new_item}, unchanged)
-            entries.append(TransactEntry(label, table.name, new_key, {"Put": put}))
+            put = ItemRequest("Put", table.name, new_key, new_item, condition=unchanged)
+            entries.append(item_entry(r.plan, put, None))
         else:
+            label = r.plan.label
             check = _request({"TableName": table.name, "Key": old_key}, unchanged)
             entries.append(TransactEntry(label, table.name, old_key, {"ConditionCheck": check}))
         for move in moves:
@@ -638,7 +644,7 @@ class RewriteItem(Operation[Outcome]):
     ) -> Step[None]:
         try:
             if single is not None:
-                response = yield Call("put_item", {**single, "ReturnConsumedCapacity": "INDEXES"})
+                response = yield Call("put_item", single)
             else:
                 response = yield Call("transact_write_items", transact_request(entries, "INDEXES"))
         except ServiceError as exc:

@@ -27,6 +27,10 @@ from singletable.operations.scan import Scan
 from singletable.operations.update import Update
 from singletable.types import AttributeValue, Item
 
+__all__ = [
+    "Entity",
+]
+
 
 class Entity(BaseModel):
     """Base class of entities: pydantic models stored in a single table.

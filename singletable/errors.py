@@ -8,6 +8,43 @@ from __future__ import annotations
 
 from typing import Any
 
+__all__ = [
+    "AlreadyExistsError",
+    "BatchGetIncompleteError",
+    "BatchIncompleteError",
+    "BatchWriteIncompleteError",
+    "ConditionFailedError",
+    "ConfigurationError",
+    "CursorError",
+    "EndpointError",
+    "EntityTypeError",
+    "EstimateError",
+    "ExpressionError",
+    "ItemDecodeError",
+    "ItemEncodeError",
+    "ItemTooLargeError",
+    "JobError",
+    "KeyDecodeError",
+    "KeyEncodeError",
+    "KeyTooLargeError",
+    "LoadError",
+    "MigrationError",
+    "ModelDefinitionError",
+    "NotFoundError",
+    "QueryError",
+    "RequestLimitError",
+    "ServiceError",
+    "SingleTableError",
+    "SnapshotError",
+    "StreamDecodeError",
+    "TextEncodeError",
+    "TransactionCanceledError",
+    "UniqueConstraintError",
+    "UnknownEntityError",
+    "UnknownFieldError",
+    "VersionConflictError",
+]
+
 
 class SingleTableError(Exception):
     """Base class of every error raised by singletable."""

@@ -26,6 +26,23 @@ from singletable.model.plan import IndexKeys
 from singletable.model.table import GSI, Projection, Table
 from singletable.operations.collection import Collection
 
+__all__ = [
+    "Actor",
+    "AuditEvent",
+    "File",
+    "Folder",
+    "Reading",
+    "T0",
+    "activity",
+    "children",
+    "demo",
+    "drive",
+    "sample_audit_log",
+    "sample_drive",
+    "sample_items",
+    "sample_readings",
+]
+
 demo = Table(
     "singletable-demo",
     indexes=[

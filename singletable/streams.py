@@ -38,6 +38,19 @@ from singletable.model.table import StreamView, Table
 from singletable.model.unique import is_guard_item
 from singletable.types import AttributeValue, Item
 
+__all__ = [
+    "ChangeRecord",
+    "DispatchReport",
+    "EVENT_NAMES",
+    "EventName",
+    "Handler",
+    "StreamRouter",
+    "batch_item_failures",
+    "decode_event",
+    "decode_record",
+    "decode_records",
+]
+
 EventName = Literal["INSERT", "MODIFY", "REMOVE"]
 EVENT_NAMES: tuple[EventName, ...] = get_args(EventName)
 

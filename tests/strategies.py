@@ -475,6 +475,8 @@ class EntitySpec:
     attributes: tuple[AttributeSpec, ...]
     #: (pk template, sk template, sparse field or None) of GSI1, or None.
     gsi: tuple[str, str, str | None] | None
+    #: Optimistic locking: an int field ``version`` named by ``version_field=``.
+    versioned: bool = False
 
     def key_fields(self) -> tuple[tuple[str, FieldKind], ...]:
         """Every key field (pk first), with its kind."""
@@ -502,8 +504,13 @@ def _not_an_empty_set(value: Any) -> bool:
 
 
 @hs.composite
-def entity_specs(draw: hs.DrawFn, *, with_gsi: bool | None = None) -> EntitySpec:
-    """Entity class shapes: template shapes x field kinds x indexes x delimiter/escape."""
+def entity_specs(
+    draw: hs.DrawFn, *, with_gsi: bool | None = None, versioned: bool = False
+) -> EntitySpec:
+    """Entity class shapes: template shapes x field kinds x indexes x delimiter/escape.
+
+    ``versioned``: with a version field (optimistic locking).
+    """
     sk = draw(template_shapes(max_fields=3))
     delimiter, escape = sk.delimiter, sk.escape
     pk_kind = draw(hs.sampled_from(FIELD_KINDS))
@@ -529,7 +536,7 @@ def entity_specs(draw: hs.DrawFn, *, with_gsi: bool | None = None) -> EntitySpec
         gsi_pk = "G" + delimiter + "{" + sk.fields[0][0] + "}"
         gsi_sk = "{" + pk.fields[0][0] + "}" + (delimiter + "{" + sparse + "}" if sparse else "")
         gsi = (gsi_pk, gsi_sk, sparse)
-    return EntitySpec(delimiter, escape, pk, sk, attributes, gsi)
+    return EntitySpec(delimiter, escape, pk, sk, attributes, gsi, versioned)
 
 
 _TABLES = itertools.count()
@@ -564,6 +571,9 @@ def build_entity(
         else:
             fields[attribute.name] = (attribute.kind.annotation, pydantic.Field(**aliases))
     keywords: dict[str, Any] = {"table": table, "pk": spec.pk.source, "sk": spec.sk.source}
+    if spec.versioned:
+        fields["version"] = (int, 0)
+        keywords["version_field"] = "version"
     if spec.gsi:
         keywords["indexes"] = {"GSI1": st.IndexKeys(pk=spec.gsi[0], sk=spec.gsi[1])}
     model: type[st.Entity] = pydantic.create_model(

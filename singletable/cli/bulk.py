@@ -38,7 +38,8 @@ def add_load(sub: Subcommands) -> None:
         "line. First every line is parsed, validated and encoded (keys, sizes, text) and "
         "keys given twice are found; if any line is invalid, each is listed with its line "
         "number and nothing is written. Then the items are written in batches of 25 "
-        "(entities with unique fields or a version field one by one, with their guards). "
+        "(entities with unique fields or a version field one by one, with their guards; a "
+        "versioned item at its own version, where none or the same version is stored). "
         "Blank lines, CR LF line ends and a UTF-8 byte order mark are accepted. Progress: "
         "a bar on a terminal, plain lines otherwise.",
         epilog=EXIT_CODES_HELP,
@@ -58,6 +59,20 @@ def add_load(sub: Subcommands) -> None:
         action="store_true",
         help="only the validation pass: check every line and count what would be written",
     )
+    p.add_argument(
+        "--first-import",
+        action="store_true",
+        help="into tables that must be empty (checked first): batch-write versioned "
+        "entities too, without their version check; an item a concurrent writer puts "
+        "meanwhile under the same key is overwritten (unique fields keep their guards)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="write N chunks of the file at once (threads); default 1, in file order",
+    )
     p.set_defaults(func=_cmd_load)
 
 
@@ -72,15 +87,18 @@ def _input(path: str) -> Iterator[IO[bytes]]:
         with stream:
             yield stream
         return
-    with tempfile.TemporaryFile() as spool:
+    # Named: a load reads its units from the file by path.
+    with tempfile.NamedTemporaryFile(prefix="singletable-load-", suffix=".jsonl") as spool:
         shutil.copyfileobj(sys.stdin.buffer, spool)
         spool.seek(0)
         yield spool
 
 
 def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.tooling.bulk.load import JsonLines, LineError, check, load
+    from singletable.tooling.bulk.load import JsonLines, LineError, check, load_file, require_empty
 
+    if args.workers < 1:
+        raise CLIError(f"--workers must be at least 1, got {args.workers}")
     tables = load_model(args.model)
     try:
         reader = JsonLines(tables, entity=args.entity)
@@ -110,14 +128,21 @@ def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
         db = connect(args)
         for table in report.tables.values():
             require_table(db, table.name)
-        stream.seek(0)
-        result = load(
+        if args.first_import:
+            # Every table before the first write (the load checks each again when its first
+            # item comes, which a file of several tables alone would find too late).
+            for table in report.tables.values():
+                require_empty(db, table)
+        stream.flush()
+        result = load_file(
             db,
-            reader.objects(stream),
+            stream.name,
+            reader,
             total=report.items,
             out=out,
-            where=lambda position: f"line {report.line_of(position)}",
             label=f"load {name}",
+            first_import=args.first_import,
+            workers=args.workers,
         )
     out.write(
         f"loaded {result.written:,} items ({counts}) in {result.seconds:.1f}s, "

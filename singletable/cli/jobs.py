@@ -6,7 +6,7 @@ from DynamoDB (DescribeTable). Any number of ``jobs work`` processes, on any num
 machines (a Kubernetes Job with parallelism, an AWS Batch array job, plain shells), join
 one job; ``--workers N`` starts N worker processes here.
 
-The kinds a worker can run are the built-in ones (`KINDS`) and those named by ``--kinds
+The kinds a worker can run are the built-in ones (`builtin_kinds`) and those named by ``--kinds
 MODULE:ATTRIBUTE`` (a `JobKind`, or a mapping or list of them), registered by their names.
 """
 
@@ -33,10 +33,16 @@ if TYPE_CHECKING:
     from singletable.tooling.jobs.units import JobKind
     from singletable.tooling.jobs.workers import ConnectionSettings
 
-__all__ = ["KINDS", "add_jobs", "kinds_from"]
+__all__ = ["add_jobs", "builtin_kinds", "kinds_from"]
 
-#: The kinds every worker knows, by name (the migration and bulk kinds register here).
-KINDS: dict[str, JobKind] = {}
+
+def builtin_kinds() -> dict[str, JobKind]:
+    """The kinds every worker knows, by name: migrations, loads and exports."""
+    from singletable.tooling.bulk.export import EXPORT_KIND
+    from singletable.tooling.bulk.load import LOAD_KIND
+    from singletable.tooling.migrations.work import MIGRATE_KIND
+
+    return {kind.name: kind for kind in (MIGRATE_KIND, LOAD_KIND, EXPORT_KIND)}
 
 
 def add_jobs(subparsers: Subcommands) -> None:
@@ -108,7 +114,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def kinds_from(refs: list[str]) -> dict[str, JobKind]:
     """The built-in kinds and those ``refs`` name, by name."""
-    kinds = dict(KINDS)
+    kinds = builtin_kinds()
     for ref in refs:
         module, _, attribute = ref.partition(":")
         if not attribute:

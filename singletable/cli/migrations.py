@@ -15,6 +15,7 @@ from singletable.cli.common import (
     connect,
     import_ref,
     load_model,
+    positive_float,
     positive_int,
     read_snapshot_file,
 )
@@ -51,8 +52,20 @@ def add_migrate(sub: Subcommands) -> None:
         "--segments",
         type=positive_int,
         default=4,
-        help="parallel scan segments per entity (default 4)",
+        help="parallel scan segments per table (default 4); each table is read once",
     )
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        help="segments scanned at once (threads; default: all of them)",
+    )
+    for kind in ("rcu", "wcu"):
+        p.add_argument(
+            f"--max-{kind}",
+            type=positive_float,
+            metavar="UNITS",
+            help=f"at most UNITS {kind.upper()} per second for the whole run (default: no limit)",
+        )
     p.add_argument(
         "--transform",
         action="append",
@@ -80,8 +93,11 @@ def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
         segments=args.segments,
         out=out,
         transform=transform,
+        workers=args.workers,
+        max_rcu=args.max_rcu,
+        max_wcu=args.max_wcu,
     )
-    if report.failed:
+    if report.failed:  # items not rewritten, or values held by several items
         return ExitCode.ITEMS_FAILED
     return ExitCode.TTL_PENDING if report.ttl_pending else ExitCode.OK
 

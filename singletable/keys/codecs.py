@@ -14,21 +14,21 @@ import enum
 import types
 import typing
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
 import typing_extensions
 
-from singletable.errors import ModelDefinitionError
+from singletable.errors import KeyDecodeError, ModelDefinitionError
 from singletable.keys.choices import EnumCodec, LiteralCodec
 from singletable.keys.codec_base import KeyCodec
 from singletable.keys.numbers import DecimalCodec, FixedIntCodec, FloatCodec, IntCodec
 from singletable.keys.text import BoolCodec, StrCodec, UUIDCodec
 from singletable.keys.times import PRECISION_NAMES, DateCodec, DatetimeCodec, NaivePolicy, Precision
 
-__all__ = ["KeyFormat", "codec_for"]
+__all__ = ["KeyFormat", "codec_for", "codec_from_params"]
 
 
 @dataclass(frozen=True)
@@ -185,3 +185,35 @@ def _codec_for_type(annotation: Any, fmt: KeyFormat, where: str) -> KeyCodec[Any
         f"{where}: type {_type_name(annotation)} is not supported in keys; use str, int, "
         "bool, Decimal, float, datetime, date, UUID, an Enum or a Literal of str or int values"
     )
+
+
+def codec_from_params(params: Mapping[str, Any]) -> KeyCodec[Any]:
+    """The codec that writes what `KeyCodec.params` describes (the inverse of ``params``).
+
+    For the migration runner, which must compute keys the *old* model wrote (the guards of
+    a constraint whose codec changed) from a snapshot, where no old class exists. An
+    enum's codec comes back as the `LiteralCodec` over its values: it writes a value
+    exactly as the enum's codec writes its member (pass ``member.value``).
+
+    Raises:
+        KeyDecodeError: ``params`` names no known codec.
+    """
+    kind = params.get("kind")
+    simple: dict[str, Callable[[], KeyCodec[Any]]] = {
+        "str": StrCodec,
+        "int": IntCodec,
+        "decimal": DecimalCodec,
+        "float": FloatCodec,
+        "bool": BoolCodec,
+        "date": DateCodec,
+        "uuid": UUIDCodec,
+    }
+    if kind in simple:
+        return simple[kind]()
+    if kind == "fixed_int":
+        return FixedIntCodec(int(params["width"]))
+    if kind == "datetime":
+        return DatetimeCodec(params.get("precision", "us"), "utc")
+    if kind in ("enum", "literal"):
+        return LiteralCodec(list(params["values"]), where=f"stored {kind} codec")
+    raise KeyDecodeError(f"no key codec {kind!r} (from a snapshot): {dict(params)!r}")

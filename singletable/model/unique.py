@@ -28,7 +28,7 @@ from typing import Any
 
 from singletable.errors import KeyDecodeError
 from singletable.keys.codec_base import KeyCodec
-from singletable.keys.templates import KeyTemplate
+from singletable.keys.templates import FieldSegment, KeyTemplate
 from singletable.model.table import Table
 from singletable.types import AttributeValue, Item
 
@@ -152,6 +152,14 @@ class UniqueConstraint:
                 f"{guard_pk!r} is not a guard of unique {self.name} of {self.entity}"
             )
         return self.values_template.parse(guard_pk[len(self.key_prefix) :])
+
+    def codecs(self) -> dict[str, KeyCodec[Any]]:
+        """The key codec of each field, as guard keys write its values."""
+        return {
+            segment.name: segment.codec
+            for segment in self.values_template.segments
+            if isinstance(segment, FieldSegment)
+        }
 
     def describe(self) -> list[str]:
         """The JSON-able description used by snapshots: the field names."""

@@ -47,10 +47,10 @@ def _backoff(attempt: int, base: float, cap: float) -> float:
     return random.uniform(0, min(cap, base * (2**attempt)))
 
 
-def _put_plan(model: type[BaseModel]) -> EntityPlan:
+def _put_plan(model: type[BaseModel], *, unchecked_versions: bool = False) -> EntityPlan:
     """The plan of a class whose instances a batch write puts, refused if it cannot."""
     plan = plan_of(model)
-    if plan.version_field is not None:
+    if plan.version_field is not None and not unchecked_versions:
         # BatchWriteItem carries no conditions, so it cannot check versions:
         # writing such an item unchecked could silently undo a concurrent write.
         raise RequestLimitError(
@@ -104,6 +104,12 @@ class BatchWrite(Operation[BatchWriteResult]):
     unprocessed after ``max_attempts``, or if a call fails (persistent throttling, a
     service error) part-way: the error holds exactly the puts and deletes done and not
     done. Nothing is dropped silently.
+
+    Entities with optimistic locking are refused, since BatchWriteItem takes no condition
+    to check their version, unless ``unchecked_versions=True`` says the caller knows no
+    one else writes those keys (the first import of a load into an empty table): each is
+    then written with the version it carries (0 becomes 1, as a first put writes), over
+    whatever is stored.
     """
 
     action = "batch_write_item"
@@ -117,6 +123,7 @@ class BatchWrite(Operation[BatchWriteResult]):
         backoff_base: float = 0.05,
         backoff_cap: float = 5.0,
         capacity: ReturnCapacity | None = None,
+        unchecked_versions: bool = False,
     ) -> None:
         self.requests: list[tuple[str, dict[str, Any]]] = []
         self._origins: dict[tuple[Any, ...], tuple[bool, _Origin]] = {}
@@ -128,10 +135,15 @@ class BatchWrite(Operation[BatchWriteResult]):
         for obj in puts:
             plan = plans.get(type(obj))
             if plan is None:
-                plan = plans[type(obj)] = _put_plan(type(obj))
+                plan = plans[type(obj)] = _put_plan(
+                    type(obj), unchecked_versions=unchecked_versions
+                )
             stamped = obj
+            if plan.version_field is not None and not getattr(obj, plan.version_field):
+                # Never stored: version 1, as the first put would write.
+                stamped = obj.model_copy(update={plan.version_field: 1})
             if plan.updated_at_field is not None or plan.created_at_field is not None:
-                stamped = stamp_times(plan, obj, now)
+                stamped = stamp_times(plan, stamped, now)
             item = plan.to_item(stamped)
             # The origin is the object given (unstamped): what a caller resends.
             self._add(plan, plan.key_of_item(item), {"PutRequest": {"Item": item}}, (True, obj))

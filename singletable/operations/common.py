@@ -156,8 +156,13 @@ def condition_failed(
     return kind(message, item=item)
 
 
-def version_conflict_message(plan: EntityPlan, exc: ServiceError, expected: int) -> str:
-    """A version conflict's message: the version this write expected and the stored one."""
+def version_conflict_message(
+    plan: EntityPlan, exc: ServiceError, expected: int, *, or_absent: bool = False
+) -> str:
+    """A version conflict's message: the version this write expected and the stored one.
+
+    ``or_absent``: the write also accepted no stored item (a put that keeps its version).
+    """
     assert plan.version_field is not None
     stored = exc.response.get("Item")
     if not stored:
@@ -170,6 +175,8 @@ def version_conflict_message(plan: EntityPlan, exc: ServiceError, expected: int)
             else f"the stored item has no {plan.version_field!r}"
         )
     wanted = "no stored item" if expected == 0 else f"version {expected}"
+    if or_absent:
+        wanted = f"no stored item or one at version {expected}"
     return f"{plan.label}: version conflict: this write expected {wanted}, but {found}"
 
 

@@ -63,6 +63,12 @@ class Put(Operation[E]):
     With a ``version_field`` the write is optimistic: it only succeeds if the stored
     version is the one the object carries, and writes the next version. Returns the
     object as written (new version, stamped timestamps).
+
+    ``keep_version=True`` writes a stored object back as it was read (a load of exported
+    items): an object at version ``v >= 1`` is written at ``v``, where no item is stored
+    or the stored item is at that same ``v`` (so loading it again changes nothing), and
+    refused with `VersionConflictError` over any other version. An object at version 0
+    has never been stored: it is written at version 1 where no item is, as by any put.
     """
 
     action = "put_item"
@@ -75,9 +81,15 @@ class Put(Operation[E]):
         condition: Condition | None = None,
         capacity: ReturnCapacity | None = None,
         now: datetime | None = None,
+        keep_version: bool = False,
     ) -> None:
         self.plan = plan_of(type(obj))
         self.create = create
+        version_field = self.plan.version_field
+        #: The version written is the object's own (see the class docs), not the next one.
+        self.kept = (
+            keep_version and version_field is not None and (getattr(obj, version_field) or 0) > 0
+        )
         self.condition = condition
         self.capacity = capacity
         self.written = self._stamp(obj, now or utc_now())
@@ -85,7 +97,7 @@ class Put(Operation[E]):
 
     def _stamp(self, obj: E, now: datetime) -> E:
         plan = self.plan
-        if plan.version_field is not None:
+        if plan.version_field is not None and not self.kept:
             current = getattr(obj, plan.version_field) or 0
             obj = obj.model_copy(update={plan.version_field: current + 1})
         return stamp_times(plan, obj, now)
@@ -97,11 +109,15 @@ class Put(Operation[E]):
         if self.create:
             parts.append(pk.not_exists())
         elif plan.version_field is not None:
-            expected = getattr(self.written, plan.version_field) - 1
             version_ref = getattr(FieldRefs(plan), plan.version_field)
-            # A first write (version 0) must not overwrite anything; later writes must find
-            # the version they started from.
-            parts.append(pk.not_exists() if expected == 0 else version_ref == expected)
+            if self.kept:
+                # Absent, or the very version written: a repeated load changes nothing.
+                parts.append(pk.not_exists() | (version_ref == self._expected_version()))
+            else:
+                expected = self._expected_version()
+                # A first write (version 0) must not overwrite anything; later writes must
+                # find the version they started from.
+                parts.append(pk.not_exists() if expected == 0 else version_ref == expected)
         if self.condition is not None:
             parts.append(self.condition)
         return and_(*parts) if parts else None
@@ -167,17 +183,22 @@ class Put(Operation[E]):
                 self.plan,
                 exc,
                 VersionConflictError,
-                version_conflict_message(self.plan, exc, self._expected_version()),
+                version_conflict_message(
+                    self.plan, exc, self._expected_version(), or_absent=self.kept
+                ),
             )
         return condition_failed(
             self.plan, exc, ConditionFailedError, f"{label}: the put condition failed"
         )
 
     def _expected_version(self) -> int:
-        """The stored version this put starts from (its own version minus one)."""
+        """The stored version this put starts from (its own version minus one).
+
+        With ``keep_version``: the version it writes, which may also be stored already.
+        """
         assert self.plan.version_field is not None
         version: int = getattr(self.written, self.plan.version_field)
-        return version - 1
+        return version if self.kept else version - 1
 
     def _version_moved(self, exc: ServiceError) -> bool:
         """Whether the stored item is not at the version this write started from.
@@ -192,7 +213,7 @@ class Put(Operation[E]):
         expected = self._expected_version()
         stored = exc.response.get("Item")
         if not stored:
-            return expected != 0
+            return expected != 0 and not self.kept
         version = stored.get(self.plan.fields[field].attribute, {}).get("N")
         return version is None or int(version) != expected
 

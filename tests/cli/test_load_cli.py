@@ -31,6 +31,10 @@ class Order(st.Entity, table=table, pk="C#{{cid}}", sk="O#{{oid}}"):
     cid: str
     oid: int
     total: Decimal
+
+class Counter(st.Entity, table=table, pk="N#{{name}}", sk="N", version_field="version"):
+    name: str
+    version: int = 0
 """
 
 
@@ -112,6 +116,43 @@ def test_load_writes_every_line_and_reports(model: Any, tmp_path: Path) -> None:
     assert " of 61 written (" in lines[0]
     assert lines[-2].startswith(f"load {path}: 61 of 61 written (100%), 0 failed; ")
     assert lines[-1].startswith("loaded 61 items (60 Order, 1 Customer) in ")
+
+
+def test_first_import_batch_writes_versioned_lines_into_an_empty_table_only(
+    model: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    counters = [f'{{"_et": "Counter", "name": "n{i}", "version": {i % 4 + 1}}}' for i in range(40)]
+    path = jsonl(tmp_path, *counters, '{"_et": "Customer", "cid": "c1", "email": "a"}')
+    with st.embedded(model.table) as db:
+        code, out = run("load", model.path, path, "--first-import")
+        assert code == 0
+        # 40 counters in 2 batch calls, the customer created with its guard: 3 calls.
+        assert out.splitlines()[-1].endswith(" items/s, 3 calls, 0 retries")
+        assert [model.Counter.get(name=f"n{i}").run(db).version for i in range(5)] == [
+            1,
+            2,
+            3,
+            4,
+            1,
+        ]
+        # Now the table holds items: a first import is refused before any write.
+        again = jsonl(tmp_path, '{"_et": "Counter", "name": "new"}', name="again.jsonl")
+        code, out = run("load", model.path, again, "--first-import")
+        assert code == ExitCode.ITEMS_FAILED
+        assert model.Counter.get(name="new").run(db) is None
+    assert "singletable load: error: load refused: table load-cli is not empty" in (
+        capsys.readouterr().err
+    )
+
+
+def test_chunks_written_by_several_workers(model: Any, tmp_path: Path) -> None:
+    path = jsonl(tmp_path, *orders(60))
+    with st.embedded(model.table) as db:
+        code, out = run("load", model.path, path, "--workers", "3")
+        assert stored_orders(db, model) == 60
+    assert code == 0
+    assert out.splitlines()[-1].startswith("loaded 60 items (60 Order) in ")
+    assert run("load", model.path, path, "--workers", "0")[0] == ExitCode.USAGE
 
 
 def test_entity_option_and_stdin(

@@ -226,3 +226,7 @@ def test_cli_refuses_zero_segments(capsys: pytest.CaptureFixture[str]) -> None:
         main(["migrate", "singletable.examples:demo", "snap.json", "--segments", "0"])
     assert exit_info.value.code == 2
     assert "--segments: must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["migrate", "singletable.examples:demo", "snap.json", "--max-wcu", "0"])
+    assert exit_info.value.code == 2
+    assert "--max-wcu: must be above 0, got 0" in capsys.readouterr().err

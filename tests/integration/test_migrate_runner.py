@@ -103,10 +103,11 @@ def test_a_write_between_read_and_rewrite_is_retried_not_lost(
     if versioned:
         # The version alone is compared, and the rewrite bumps it: 1 (the put) -> 2 (the
         # interfering update) -> 3 (the rewrite).
-        assert set(runner.conditions) == {"#v = :v"}
+        assert set(runner.conditions) == {"#n0 = :v0"}  # the version attribute alone
         assert all(c.version == 3 for c in stored)
     else:
-        assert all(c.startswith("#a0 = :a0 AND ") for c in runner.conditions)
+        # Every attribute read, by value.
+        assert all(c.startswith("#n0 = :v0 AND #n1 = :v1 AND ") for c in runner.conditions)
 
 
 def test_concurrent_add_to_a_missing_attribute_is_detected(

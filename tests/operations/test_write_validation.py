@@ -87,3 +87,20 @@ def test_versioned_put_with_a_condition_tells_which_check_failed() -> None:
     held = _fail(Doc.put(doc, condition=condition), stored_same)
     assert type(held) is st.ConditionFailedError
     assert "put condition failed" in str(held)
+
+
+def test_a_put_that_keeps_its_version_tells_which_check_failed() -> None:
+    doc = Doc(doc_id="d1", version=3)
+    condition = Doc.f.status == "draft"
+    kept = st.Put(doc, keep_version=True, condition=condition)
+    assert kept.written.version == 3
+    # Nothing stored, or version 3 stored: the version check held, so the condition failed.
+    for stored in (None, Doc(doc_id="d1", status="live", version=3).to_item()):
+        held = _fail(st.Put(doc, keep_version=True, condition=condition), stored)
+        assert type(held) is st.ConditionFailedError
+    moved = _fail(kept, Doc(doc_id="d1", version=4).to_item())
+    assert isinstance(moved, st.VersionConflictError)
+    assert str(moved) == (
+        "entity Doc: version conflict: this write expected no stored item or one at version "
+        "3, but the stored item is at version 4"
+    )

@@ -15,3 +15,10 @@ def test_export_example() -> None:
         '"item": {"PK": {"S": "X"}, "SK": {"S": "Y"}}}\n'
     )
     assert out["same"]
+    # One scan (the table is empty) then one batch: no single put per versioned item.
+    assert out["versions"] == {
+        "calls": 1,
+        "copied": {"a": 1, "b": 2, "c": 3},
+        "moved": 4,
+        "refused": "table inventory is not empty (it holds the item PK='SKU#a', SK='STOCK')",
+    }

@@ -19,26 +19,32 @@ base64, as DynamoDB's own export writes them) with the reason to ``rejects`` whe
 given. Uniqueness guard items are the table's bookkeeping, not data: a load writes them
 again, so they are neither exported nor counted.
 
-The scan is the operations layer's `Scan`, optionally in parallel segments (one thread
-each); lines then come in no particular order, which a load does not need.
+The scan is the operations layer's `Scan`, optionally in parallel segments; lines then
+come in no particular order, which a load does not need. Each segment of each table is a
+unit of a job (`scan_units`, `ExportWork`): `export` runs them in this process, writing
+to one stream, and `EXPORT_KIND` lets the job engine's workers run them anywhere, each
+writing its own part file.
 """
 
 from __future__ import annotations
 
 import base64
+import io
 import json
+import os
 import re
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TextIO
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol, TextIO
 
 from pydantic import BaseModel
 
-from singletable.errors import EntityTypeError, SingleTableError
+from singletable.errors import EntityTypeError, JobError, SingleTableError
 from singletable.model.jobs import is_reserved_item
 from singletable.model.plan import EntityPlan, entity_plan, entity_plans, plan_of
 from singletable.model.table import Table
@@ -46,8 +52,17 @@ from singletable.operations.protocol import Executor
 from singletable.operations.scan import Scan, check_segment_count
 from singletable.operations.stream import StreamExecutor
 from singletable.operations.tables import DescribeTable
-from singletable.tooling.bulk.load import MAX_ERRORS, JsonLines, LineError
+from singletable.tooling.bulk.load import (
+    MAX_ERRORS,
+    JsonLines,
+    LineError,
+    StoredItems,
+    model_tables,
+)
+from singletable.tooling.cost.capacity import estimate_capacity
+from singletable.tooling.jobs.local import run_units
 from singletable.tooling.jobs.progress import Progress, Wording
+from singletable.tooling.jobs.units import JsonValue, UnitContext, WorkUnit
 from singletable.types import Item
 
 #: "1,200 of ~5,000 scanned (24%), 1,198 written, 2 skipped": the total is DynamoDB's
@@ -86,17 +101,6 @@ class ExportResult:
     def rate(self) -> float:
         """Items scanned per second."""
         return self.scanned / self.seconds if self.seconds > 0 else 0.0
-
-
-class _StoredItems(Scan[Item]):
-    """A scan that hands out the stored items as they are.
-
-    The export decodes them itself, so that an item no entity decodes is counted and set
-    aside instead of ending the scan (or vanishing into ``Page.unknown``).
-    """
-
-    def _decode(self, item: Item) -> Any:
-        return item
 
 
 @dataclass(frozen=True)
@@ -182,16 +186,7 @@ def _differing(a: BaseModel, b: BaseModel) -> list[str]:
 class _Export:
     """One export's state: the lines' entity names, the counts, the output (thread-safe)."""
 
-    def __init__(
-        self,
-        scopes: list[_Scope],
-        model: Sequence[Table],
-        out: TextIO,
-        rejects: TextIO | None,
-        progress: Progress,
-    ) -> None:
-        self.out = out
-        self.rejects = rejects
+    def __init__(self, scopes: list[_Scope], model: Sequence[Table], progress: Progress) -> None:
         self.progress = progress
         tables = list({t.name: t for t in [*model, *(s.table for s in scopes)]}.values())
         self.reader = JsonLines(tables)
@@ -271,25 +266,26 @@ class _Export:
             )
         return line
 
-    def take(self, scope: _Scope, item: Item) -> None:
-        """Export one stored item, or count it as skipped."""
+    def take(self, scope: _Scope, item: Item, sink: _Sink) -> tuple[int, int]:
+        """Export one stored item to ``sink``, or count it as skipped: (written, skipped)."""
         written = skipped = 0
         try:
             plan = None if is_reserved_item(scope.table, item) else self.plan_of(scope, item)
             text = None if plan is None else self.line(plan, item)
         except _Skip as skip:
             skipped, text = 1, None
-            self.skip(scope.table, item, skip)
+            self.skip(scope.table, item, skip, sink)
         with self.lock:
             self.result.scanned += 1
             if text is not None and plan is not None:
                 written = 1
-                self.out.write(text + "\n")
+                sink.lines.write(text + "\n")
                 self.result.written += 1
                 self.result.by_entity[plan.name] = self.result.by_entity.get(plan.name, 0) + 1
         self.progress.update(scanned=1, written=written, skipped=skipped)
+        return written, skipped
 
-    def skip(self, table: Table, item: Item, skip: _Skip) -> None:
+    def skip(self, table: Table, item: Item, skip: _Skip, sink: _Sink) -> None:
         key = {a: item[a] for a in (table.pk, table.sk) if a in item}
         detail = f"item {json.dumps(_dynamodb_json(key), ensure_ascii=False)}: {skip}"
         with self.lock:
@@ -297,21 +293,113 @@ class _Export:
             result.skipped_by_reason[skip.reason] = result.skipped_by_reason.get(skip.reason, 0) + 1
             if len(result.skipped_examples) < MAX_ERRORS:
                 result.skipped_examples.append(detail)
-            if self.rejects is not None:
+            if sink.rejects is not None:
                 record = {"table": table.name, "reason": str(skip), "item": _dynamodb_json(item)}
-                self.rejects.write(_one_line(json.dumps(record, ensure_ascii=False)) + "\n")
-
-    def run(self, db: ScanExecutor, scope: _Scope, scan: Scan[Item]) -> None:
-        for item in scan.iter(db):
-            self.take(scope, item)
+                sink.rejects.write(_one_line(json.dumps(record, ensure_ascii=False)) + "\n")
 
 
-def _segments(scan: Scan[Item], segments: int) -> Iterator[Scan[Item]]:
-    if segments == 1:
-        yield scan
-        return
-    for segment in range(segments):
-        yield scan.segment(segment, segments)
+class _Sink:
+    """Where a unit's lines and rejected items go."""
+
+    def __init__(self, lines: TextIO, rejects: TextIO | None = None) -> None:
+        self.lines = lines
+        self.rejects = rejects
+
+    def complete(self) -> None:
+        """The unit reached its end (before it is reported done)."""
+        self.close()
+
+    def close(self) -> None:
+        """The unit is over: flush what it wrote (a shared stream stays open)."""
+        self.lines.flush()
+        if self.rejects is not None:
+            self.rejects.flush()
+
+
+def scan_units(tables: Sequence[Table], segments: int, *, job_id: str = "export") -> list[WorkUnit]:
+    """The units of an export: one per scan segment of each table.
+
+    Spec: ``{"table": name, "segment": i, "segments": n}``.
+    """
+    check_segment_count(segments)
+    spans = [
+        {"table": table.name, "segment": segment, "segments": segments}
+        for table in tables
+        for segment in range(segments)
+    ]
+    return [WorkUnit(job_id, "export", index, len(spans), span) for index, span in enumerate(spans)]
+
+
+class ExportWork:
+    """The work of an export's units (`UnitWork`): one scan segment, page by page.
+
+    A unit resumes the segment's scan from its checkpoint (``{"cursor": ...}``, the
+    library's own scan cursor, plus what ``sink`` needs to resume its output) and, for
+    each page, writes the page's lines, calls ``ctx.spend`` with the page's read
+    capacity (the estimator's figure, known once the page is read: the budget's debt
+    holds the next page back) and saves the checkpoint with the page's counts
+    (``scanned``, ``written``, ``skipped``).
+
+    Args:
+        db: The executor.
+        export: The export's state (entities, the read-back parser, the counts).
+        scopes: The scope of each table, by name.
+        sink: The output of a unit, from the unit and its checkpoint (``None``: a fresh
+            start); returns the sink and a function that gives the checkpoint's part for
+            the output written so far.
+        page_size: Items per scan request (``None``: DynamoDB's 1 MB pages).
+    """
+
+    def __init__(
+        self,
+        db: ScanExecutor,
+        export: _Export,
+        scopes: Mapping[str, _Scope],
+        sink: Callable[[WorkUnit, Mapping[str, JsonValue] | None], tuple[_Sink, _Mark]],
+        *,
+        page_size: int | None = None,
+    ) -> None:
+        self.db = db
+        self.export = export
+        self.scopes = scopes
+        self.sink = sink
+        self.page_size = page_size
+
+    def __call__(self, unit: WorkUnit, ctx: UnitContext) -> None:
+        """Run ``unit`` from its checkpoint to the end of its segment."""
+        scope = self.scopes[str(unit.spec["table"])]
+        scan: Scan[Item] = StoredItems(scope.table)
+        segments = int(unit.spec["segments"])
+        if segments > 1:
+            scan = scan.segment(int(unit.spec["segment"]), segments)
+        if self.page_size is not None:
+            scan = scan.page_size(self.page_size)
+        checkpoint = ctx.checkpoint
+        cursor = None if checkpoint is None else checkpoint.get("cursor")
+        sink, mark = self.sink(unit, checkpoint)
+        try:
+            for page in scan.pages(self.db, None if cursor is None else str(cursor)):
+                counts = {"scanned": len(page.items), "written": 0, "skipped": 0}
+                for item in page.items:
+                    written, skipped = self.export.take(scope, item, sink)
+                    counts["written"] += written
+                    counts["skipped"] += skipped
+                ctx.spend(rcu=estimate_capacity(scan, read=page.items).rcu)
+                if page.cursor is None:
+                    sink.complete()
+                    ctx.finish(counts)
+                    return
+                ctx.save({"cursor": page.cursor, **mark()}, counts)
+        finally:
+            sink.close()
+
+
+#: What a sink adds to a unit's checkpoint for the output written so far.
+_Mark = Callable[[], dict[str, JsonValue]]
+
+
+def _no_mark() -> dict[str, JsonValue]:
+    return {}
 
 
 def export(
@@ -368,20 +456,179 @@ def export(
         bar=progress_bar,
         wording=EXPORT_WORDING,
     )
-    run = _Export(scopes, model, out, rejects, progress)
-    work = [
-        (scope, scan) for scope in scopes for scan in _segments(_StoredItems(scope.table), segments)
-    ]
+    run = _Export(scopes, model, progress)
+    shared = _Sink(out, rejects)  # every unit writes here, a line at a time (under a lock)
+    work = ExportWork(
+        db, run, {s.table.name: s for s in scopes}, lambda unit, _: (shared, _no_mark)
+    )
     started = time.monotonic()
     try:
-        if segments == 1:
-            for scope, scan in work:
-                run.run(db, scope, scan)
-        else:
-            with ThreadPoolExecutor(max_workers=segments) as pool:
-                # The first failure is raised, once every segment has ended.
-                list(pool.map(lambda job: run.run(db, *job), work))
+        # One unit per segment of each table, `segments` at a time; the first failure is
+        # raised once the others have stopped at their next page.
+        run_units(scan_units([s.table for s in scopes], segments), work, workers=segments)
     finally:
         progress.close()
         run.result.seconds = time.monotonic() - started
     return run.result
+
+
+# -- exports as jobs ----------------------------------------------------------------------
+
+
+def part_name(index: int) -> str:
+    """The file an export job's unit ``index`` writes its lines to: ``part-00003.jsonl``."""
+    return f"part-{index:05d}.jsonl"
+
+
+def rejects_name(index: int) -> str:
+    """The file an export job's unit writes its skipped items to: ``rejects-00003.jsonl``."""
+    return f"rejects-{index:05d}.jsonl"
+
+
+class _PartFiles(_Sink):
+    """A unit's output files, written by one holder of the unit under names of its own.
+
+    Each holder writes ``part-0000i.<holder>.partial`` (and the same for rejects). A
+    holder that takes the unit over starts its files with the bytes the last checkpoint
+    recorded of the previous holder's files, then goes on from the checkpoint's cursor:
+    so its files hold each item of the segment once, whatever the previous holder wrote
+    after its checkpoint, and a holder that lost the unit without knowing (a paused
+    worker that wakes up) writes only to files no one reads. A holder that reaches the
+    end of the segment renames its files to ``part-0000i.jsonl`` / ``rejects-0000i.jsonl``
+    before it reports the unit done; any file so renamed is a whole segment.
+    """
+
+    def __init__(
+        self, directory: Path, index: int, checkpoint: Mapping[str, JsonValue] | None
+    ) -> None:
+        self.directory = directory
+        self.index = index
+        holder = uuid.uuid4().hex[:12]
+        given = checkpoint or {}
+        self._names = [
+            f"{part_name(index)}.{holder}.partial",
+            f"{rejects_name(index)}.{holder}.partial",
+        ]
+        self._files: list[BinaryIO] = []
+        for own, final, earlier, size in (
+            (self._names[0], part_name(index), given.get("file"), given.get("bytes", 0)),
+            (
+                self._names[1],
+                rejects_name(index),
+                given.get("rejects_file"),
+                given.get("rejects_bytes", 0),
+            ),
+        ):
+            stream = open(directory / own, "w+b")  # noqa: SIM115 - closed by close()
+            if earlier is not None:
+                self._copy_prefix(directory, str(earlier), final, int(size), stream)
+            self._files.append(stream)
+        lines, rejects = (
+            io.TextIOWrapper(f, encoding="utf-8", newline="\n", write_through=True)
+            for f in self._files
+        )
+        super().__init__(lines, rejects)
+
+    @staticmethod
+    def _copy_prefix(directory: Path, earlier: str, final: str, size: int, into: BinaryIO) -> None:
+        """The first ``size`` bytes of the previous holder's file into this holder's."""
+        source = directory / earlier
+        if not source.exists():
+            # The previous holder reached the end and renamed its file after all (and then
+            # lost the unit): the whole segment begins with the same bytes.
+            source = directory / final
+        with open(source, "rb") as previous:
+            into.write(previous.read(size))
+        if into.tell() != size:
+            raise JobError(
+                f"export unit {final}: {source.name} holds {into.tell():,} bytes, fewer than "
+                f"the {size:,} its checkpoint recorded"
+            )
+
+    def mark(self) -> dict[str, JsonValue]:
+        """The output's part of the checkpoint: this holder's files and their sizes."""
+        self.lines.flush()
+        assert self.rejects is not None
+        self.rejects.flush()
+        lines, rejects = self._files
+        return {
+            "file": self._names[0],
+            "bytes": lines.tell(),
+            "rejects_file": self._names[1],
+            "rejects_bytes": rejects.tell(),
+        }
+
+    def complete(self) -> None:
+        """The segment is whole: the files take their final names."""
+        self.close()
+        for own, final in zip(
+            self._names, (part_name(self.index), rejects_name(self.index)), strict=True
+        ):
+            os.replace(self.directory / own, self.directory / final)
+
+    def close(self) -> None:
+        """Flush and close both files."""
+        self.lines.close()
+        assert self.rejects is not None
+        self.rejects.close()
+
+
+@dataclass(frozen=True)
+class ExportKind:
+    """The ``export`` `JobKind`: scan segments, each writing its own part file.
+
+    Spec (JSON): ``model`` (import path of the tables, as `model_tables` reads it),
+    ``out`` (a directory every worker can write: a shared volume), and optionally
+    ``entity`` (export this entity only, named as `JsonLines` resolves it), ``segments``
+    (per table, default 4), ``page_size``, ``job_id``.
+
+    Unit ``i`` writes ``part-0000i.jsonl`` (and ``rejects-0000i.jsonl``, the items it
+    skipped) in ``out``, under a name of its holder's until the segment is whole (see
+    `_PartFiles`). Each part is valid JSON Lines, and so is their concatenation in any
+    order (``cat part-*.jsonl``): a load reads the parts one by one or joined. The export
+    is complete when the job is done.
+    """
+
+    name: str = "export"
+
+    def units(self, spec: Mapping[str, JsonValue]) -> list[WorkUnit]:
+        """One unit per scan segment of each table exported."""
+        scopes = _spec_scopes(spec)
+        job_id = str(spec.get("job_id", "export"))
+        return scan_units([s.table for s in scopes], int(spec.get("segments", 4)), job_id=job_id)
+
+    def work(self, spec: Mapping[str, JsonValue], executor: Any) -> ExportWork:
+        """The work of the job's units, scanning through ``executor``."""
+        scopes = _spec_scopes(spec)
+        directory = Path(str(spec["out"]))
+        directory.mkdir(parents=True, exist_ok=True)
+        progress = Progress("export", None, io.StringIO(), bar=False)
+        run = _Export(scopes, model_tables(str(spec["model"])), progress)
+
+        def sink(unit: WorkUnit, checkpoint: Mapping[str, JsonValue] | None) -> tuple[_Sink, _Mark]:
+            files = _PartFiles(directory, unit.index, checkpoint)
+            return files, files.mark
+
+        page_size = spec.get("page_size")
+        return ExportWork(
+            executor,
+            run,
+            {s.table.name: s for s in scopes},
+            sink,
+            page_size=None if page_size is None else int(page_size),
+        )
+
+
+def _spec_scopes(spec: Mapping[str, JsonValue]) -> list[_Scope]:
+    tables = model_tables(str(spec["model"]))
+    entity = spec.get("entity")
+    if entity is None:
+        return _scopes(tables)
+    found = JsonLines(tables).resolve(str(entity))
+    if isinstance(found, str):
+        raise EntityTypeError(found)
+    return _scopes(found.model)
+
+
+#: The ``export`` job kind, for the job engine's registry.
+EXPORT_KIND = ExportKind()

@@ -9,13 +9,22 @@ every ``interval`` seconds, each flushed at once so a reader of the pipe sees it
 is written rather than when the process exits.
 
 Segments of a parallel scan report from several threads; every method is thread-safe.
+
+The rate and the ETA come from the updates of the last ``window`` seconds only, counted
+from the first update (the wait for the first page, while connections open, is no part of
+the pace), and no ETA is shown until the work has run ``settle`` seconds over at least
+``settle_updates`` updates: an ETA computed from the first pages of a run was off by orders
+of magnitude ("ETA 1:28:40" for a run of 40 s, issue 21). The clock is a parameter, so
+tests drive time themselves.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
 _tqdm: Any
@@ -35,11 +44,27 @@ class Wording:
         others: The other `Counts` fields shown after it, by their names.
         approximate: The total is an estimate (DynamoDB's item count, refreshed about
             every six hours): shown as ``~N``, the percentage capped at 100.
+        dry_run: Nothing is written: counts of writes are shown as what would be done
+            (``would write 1,200``, ``would rewrite 90``), never as done.
     """
 
     done: str = "scanned"
     others: tuple[str, ...] = ("rewritten", "skipped", "failed")
     approximate: bool = True
+    dry_run: bool = False
+
+    def would(self) -> Wording:
+        """The same wording for a dry run."""
+        return replace(self, dry_run=True)
+
+    def count(self, name: str, n: int) -> str:
+        """``n`` of the count ``name``: ``1,200 written``, or ``would write 1,200`` dry."""
+        verb = _WOULD.get(name) if self.dry_run else None
+        return f"would {verb} {n:,}" if verb else f"{n:,} {name}"
+
+
+#: The verb of each count that a dry run does not do (reading and refusing it does).
+_WOULD = {"written": "write", "rewritten": "rewrite", "skipped": "skip", "deleted": "delete"}
 
 
 @dataclass
@@ -72,6 +97,10 @@ class Progress:
         bar: Force the bar (True) or plain lines (False); default: a bar when ``out`` is a
             terminal and tqdm is installed.
         wording: How the counts are named (default: a migration's).
+        window: Seconds of recent updates the rate and ETA are computed over.
+        settle: Seconds the work must have run before an ETA is shown.
+        settle_updates: Updates that must have come before an ETA is shown (a few pages).
+        clock: Monotonic seconds (tests pass a fake one).
     """
 
     def __init__(
@@ -84,6 +113,10 @@ class Progress:
         interval: float = 1.0,
         bar: bool | None = None,
         wording: Wording | None = None,
+        window: float = 30.0,
+        settle: float = 5.0,
+        settle_updates: int = 3,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.label = label
         self.wording = wording or Wording()
@@ -91,8 +124,15 @@ class Progress:
         self.out = out
         self.counts = Counts(**vars(done)) if done is not None else Counts()
         self.interval = interval
+        self.window = window
+        self.settle = settle
+        self.settle_updates = settle_updates
+        self._clock = clock
         self._start_scanned = self.counts.scanned
-        self._started = time.monotonic()
+        self._started = clock()
+        self._updates = 0
+        #: (time, scanned) of the recent updates, the oldest first: the rate's window.
+        self._samples: deque[tuple[float, int]] = deque()
         self._last_line = float("-inf")
         self._lock = threading.Lock()
         if bar is None:
@@ -107,6 +147,8 @@ class Progress:
                 file=out,
                 dynamic_ncols=True,
                 smoothing=0.1,
+                # No remaining time until the rate has settled (see the module docs).
+                bar_format=_UNSETTLED_BAR,
             )
             self._bar.set_postfix_str(self._postfix(), refresh=False)
 
@@ -127,11 +169,18 @@ class Progress:
             c.skipped += skipped
             c.failed += failed
             c.written += written
+            now = self._clock()
+            self._updates += 1
+            self._samples.append((now, c.scanned))
+            # Keep one sample at or before the window's start, so the window is full.
+            while len(self._samples) > 2 and self._samples[1][0] <= now - self.window:
+                self._samples.popleft()
             if self._bar is not None:
+                if self._bar.bar_format == _UNSETTLED_BAR and self.settled(now):
+                    self._bar.bar_format = None  # tqdm's own format, ETA included
                 self._bar.set_postfix_str(self._postfix(), refresh=False)
                 self._bar.update(scanned)
                 return
-            now = time.monotonic()
             if now - self._last_line >= self.interval:
                 self._last_line = now
                 self._line(now)
@@ -144,37 +193,63 @@ class Progress:
                 self._bar.close()
                 self._bar = None
                 return
-            self._line(time.monotonic(), final=True)
+            self._line(self._clock(), final=True)
 
     # -- rendering ---------------------------------------------------------------------
 
     def _postfix(self) -> str:
-        return ", ".join(f"{getattr(self.counts, name)} {name}" for name in self.wording.others)
+        w = self.wording
+        return ", ".join(w.count(name, getattr(self.counts, name)) for name in w.others)
+
+    def settled(self, now: float | None = None) -> bool:
+        """Whether enough has been seen for the rate to be the run's pace (an ETA shown)."""
+        now = now if now is not None else self._clock()
+        return now - self._started >= self.settle and self._updates >= self.settle_updates
 
     def rate(self, now: float | None = None) -> float:
-        """Items done per second in this run (resumed work excluded)."""
-        elapsed = (now if now is not None else time.monotonic()) - self._started
+        """Items done per second over the last ``window`` seconds of updates.
+
+        Before a second update (no window yet): the average since the start.
+        """
+        now = now if now is not None else self._clock()
+        if len(self._samples) < 2:
+            return self.average(now)
+        since, scanned = self._samples[0]
+        elapsed = now - since
+        return (self.counts.scanned - scanned) / elapsed if elapsed > 0 else 0.0
+
+    def average(self, now: float | None = None) -> float:
+        """Items done per second over the whole run (resumed work excluded)."""
+        elapsed = (now if now is not None else self._clock()) - self._started
         return (self.counts.scanned - self._start_scanned) / elapsed if elapsed > 0 else 0.0
 
     def line(self, now: float | None = None, *, final: bool = False) -> str:
         """The plain progress line for the current counts."""
-        now = now if now is not None else time.monotonic()
+        now = now if now is not None else self._clock()
         c, w = self.counts, self.wording
-        done = f"{c.scanned:,}"
         if self.total:
             percent = 100.0 * c.scanned / self.total
             if w.approximate:
                 # DynamoDB's approximate item count: never show more than 100 %.
                 percent = min(100.0, percent)
             of = f"~{self.total:,}" if w.approximate else f"{self.total:,}"
-            done = f"{c.scanned:,} of {of} {w.done} ({percent:.0f}%)"
+            would = w.dry_run and w.done in _WOULD  # "would write 4 of 10", not "4 of 10 written"
+            done = (
+                f"{w.count(w.done, c.scanned)} of {of} ({percent:.0f}%)"
+                if would
+                else f"{c.scanned:,} of {of} {w.done} ({percent:.0f}%)"
+            )
         else:
-            done += f" {w.done}"
-        rate = self.rate(now)
-        text = f"{self.label}: {done}, {self._postfix()}; {rate:,.0f} items/s"
+            done = w.count(w.done, c.scanned)
+        postfix = self._postfix()
+        head = f"{self.label}: {done}" + (f", {postfix}" if postfix else "")
         if final:
-            return f"{text}, took {_duration(now - self._started)}"
-        if self.total and rate > 0:
+            return (
+                f"{head}; {self.average(now):,.0f} items/s, took {_duration(now - self._started)}"
+            )
+        rate = self.rate(now)
+        text = f"{head}; {rate:,.0f} items/s"
+        if self.total and rate > 0 and self.settled(now):
             remaining = max(0, self.total - c.scanned) / rate
             text += f", ETA {_duration(remaining)}"
         return text
@@ -182,6 +257,10 @@ class Progress:
     def _line(self, now: float, *, final: bool = False) -> None:
         self.out.write(self.line(now, final=final) + "\n")
         self.out.flush()
+
+
+#: tqdm's default bar without the remaining time (``{remaining}``).
+_UNSETTLED_BAR = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}, {rate_fmt}{postfix}]"
 
 
 def _isatty(out: TextIO) -> bool:

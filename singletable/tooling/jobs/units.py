@@ -95,7 +95,10 @@ class JobKind(Protocol):
     machine, given only the job id and a connection, can rebuild the work.
     """
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The kind's registered name (``"load"``, ``"export"``, ``"migrate"``, ...)."""
+        ...
 
     def units(self, spec: Mapping[str, JsonValue]) -> list[WorkUnit]:
         """The units of a job with this spec (their ``job_id`` is filled in by the engine)."""

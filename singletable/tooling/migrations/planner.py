@@ -26,8 +26,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from singletable.model.unique import FIELD_JOIN
 from singletable.tooling.migrations.effects import entity_effects
-from singletable.tooling.migrations.snapshot import Model, snapshot
+from singletable.tooling.migrations.snapshot import Model, snapshot, unique_forms
 
 
 class ChangeClass(enum.Enum):
@@ -431,7 +432,7 @@ def _diff_entity(
         action = rewrite if effect.rewrite or effect.unreadable else None
         yield Change(kind, table, where, effect.reason, action, effect.needs_transform)
     before, after = old["entities"][old_id], new["entities"][new_id]
-    yield from _diff_unique(table, subject, new_id, before, after)
+    yield from _diff_unique(table, subject, (old_id, new_id), before, after)
     if before["version_field"] != after["version_field"]:
         yield Change(
             ChangeClass.SAFE,
@@ -443,25 +444,65 @@ def _diff_entity(
 
 
 def _diff_unique(
-    table: str, subject: str, new_id: str, before: Mapping[str, Any], after: Mapping[str, Any]
+    table: str,
+    subject: str,
+    ids: tuple[str, str],
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
 ) -> Iterator[Change]:
-    """Uniqueness constraints added (stored items need guards) or dropped (guards linger)."""
-    old = {tuple(c) for c in before.get("unique", [])}
-    new = {tuple(c) for c in after.get("unique", [])}
-    for fields in sorted(new - old):
+    """Uniqueness constraints added, dropped, or stored differently.
+
+    Added: stored items need guards. Dropped: guards linger. Stored differently (the
+    entity's name or a field's key codec is part of the guard key): every guard moves.
+    """
+    old_id, new_id = ids
+    old, new = unique_forms(before), unique_forms(after)
+    rewrite = {"op": "rewrite", "old": old_id, "new": new_id}
+    for name in sorted(new.keys() - old.keys()):
         yield Change(
             ChangeClass.ITEM_REWRITE,
             table,
-            f"{subject}, unique {'+'.join(fields)}",
+            f"{subject}, unique {name}",
             "stored items hold no guard for this new constraint: backfill the guards (a "
             "scan that reports values several items already share instead of picking one)",
-            {"op": "backfill_unique", "entity": new_id, "fields": list(fields)},
+            {"op": "backfill_unique", "entity": new_id, "fields": name.split(FIELD_JOIN)},
         )
-    for fields in sorted(old - new):
+    for name in sorted(old.keys() - new.keys()):
         yield Change(
             ChangeClass.SAFE,
             table,
-            f"{subject}, unique {'+'.join(fields)}",
+            f"{subject}, unique {name}",
             "constraint dropped: writes stop checking it; its guard items stay in the table "
             "until deleted",
         )
+    for name in sorted(old.keys() & new.keys()):
+        moved = _guard_key_change(before["name"], after["name"], old[name], new[name])
+        if moved is not None:
+            yield Change(
+                ChangeClass.ITEM_REWRITE,
+                table,
+                f"{subject}, unique {name}",
+                f"{moved}, which guard keys are built from: the rewrite moves every item's "
+                "guard to its new key, in the item's own transaction",
+                rewrite,
+            )
+
+
+def _guard_key_change(
+    old_name: str,
+    new_name: str,
+    old: Mapping[str, Any] | None,
+    new: Mapping[str, Any] | None,
+) -> str | None:
+    """What changes a constraint's guard keys (``None``: nothing, or unknown codecs)."""
+    if old_name != new_name:
+        return f"the entity name changes from {old_name!r} to {new_name!r}"
+    if old is None or new is None:
+        return None  # a snapshot older than format 3: codecs not recorded
+    for field_name in sorted(new):
+        if old.get(field_name) != new[field_name]:
+            return (
+                f"field {field_name}'s key codec changes from {old.get(field_name)} to "
+                f"{new[field_name]}"
+            )
+    return None

@@ -1,97 +1,87 @@
 """The migration runner: applies what a `MigrationPlan` asks of a live table.
 
-Three kinds of work:
+The work, in order:
 
-* **Index changes** (``create_gsi``, ``delete_gsi``, ``recreate_gsi`` actions): one
-  UpdateTable per GSI, as DynamoDB requires, each followed by waiting until the table and
-  every index are ACTIVE again. Every step first looks at the live table, so a re-run
-  skips what is already done.
-* **Item rewrites** (``rewrite`` actions): a parallel Scan (one thread per segment) reads
-  the table; the items stored under the old identifier (``_et``/``_ev`` from the
-  snapshot) are decoded with the *new* entity plan (or converted by a user transform)
-  and written as the new model would write them. The Scan carries no filter: DynamoDB
-  bills a filtered Scan for every item it reads anyway, and reading them all lets the
-  dry run estimate the read cost from the bytes actually scanned.
+* **Table-level steps** (`singletable.tooling.migrations.indexes`): tables created, GSIs
+  created, deleted or rebuilt, each waited for.
+* **Item work** (`singletable.tooling.migrations.work`): each table with items to rewrite
+  or guards to backfill is read *once*, by a parallel Scan split into units (one per
+  segment); every item is routed by its stored identifier to its entity's rewrite
+  (`singletable.tooling.migrations.rewrite`): decoded with the new plan (or converted by a
+  user transform), written as the new model writes it, conditional on being unchanged
+  since it was read, its uniqueness guards moved or claimed in the same transaction. The
+  units run on threads in this process (`singletable.tooling.jobs.local.run_units`), each
+  saving its last evaluated key after every page to a checkpoint file, so an interrupted
+  run resumes; `MIGRATE_KIND` lets the job engine run the same units on many machines.
+* **TTL switches**, once every item carries the new TTL attribute.
 
-  Every write is conditional on the item being unchanged since it was read: the
-  entity's version attribute where it has one, otherwise every attribute read, by value
-  (and the absence of every attribute either model writes that the item lacked). A
-  conflicting write (a concurrent ``update().add(...)``, a put) makes the runner read the
-  item again, consistently, and start over, so no concurrent write is lost. When the
-  primary key is unchanged the item is replaced with a conditional put; when it moves,
-  the put of the new item (on condition that the new key is free) and the conditional
-  delete of the old one go in one transaction, so a crash never loses or duplicates an
-  item. An item the new model already writes identically is skipped, which makes a
-  re-run do nothing. The last evaluated key of every segment is saved to a checkpoint
-  file after every page, so an interrupted run resumes.
-* **TTL switches** (``switch_ttl`` actions): while the items of the table are rewritten
-  they keep the old TTL attribute next to the new one, so they go on expiring under the
-  current setting; then the table's TTL setting is moved to the new attribute
-  (UpdateTimeToLive). DynamoDB takes one TTL change per table per hour: when it refuses
-  the second step the run reports the switch as pending; run ``migrate`` again after the
-  hour to finish it.
+Requests go through the executor's ``execute`` as operations, so any executor with the
+synchronous interface runs a migration. Every write's capacity is estimated by
+`singletable.tooling.cost.capacity` before it is sent (a dry run reports the sum for every
+step: rewrites, key moves, guard backfills, index backfills).
 
-A change the planner flags ``needs_transform`` (a rewrite that fails for some values:
-narrowed precision, a key field's type changed) is refused unless a *transform* is
-supplied: a function from the stored item's values to the new model's field values.
-
-Table migrations (key schema or LSI changes) are refused: they need a new table.
+A change the planner flags ``needs_transform`` is refused unless a *transform* is
+supplied. Table migrations (key schema or LSI changes) are refused: they need a new table.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
-import math
 import os
-import random
 import sys
 import threading
-import time
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
-from singletable.attributes.convert import from_attribute_value
-from singletable.attributes.size import item_size
-from singletable.errors import MigrationError, ServiceError, SingleTableError
-from singletable.io.connection import Connection
-from singletable.model.definition import create_table_request, index_projection
-from singletable.model.plan import EntityPlan, entity_plan
-from singletable.model.table import Table
+from singletable.errors import MigrationError
+from singletable.operations.protocol import AsyncExecutor, Executor, Operation
 from singletable.operations.scan import check_segment_count
-from singletable.tooling.jobs.progress import Counts, Progress
-from singletable.tooling.migrations.backfill import UniqueBackfillReport, backfill_unique
+from singletable.tooling.jobs.local import run_units
+from singletable.tooling.jobs.progress import Counts, Progress, Wording
+from singletable.tooling.jobs.units import JsonValue, UnitContext, WorkUnit
+from singletable.tooling.migrations.backfill import UniqueBackfillReport
+from singletable.tooling.migrations.indexes import TTL_LIMIT_NOTE, TableSteps
 from singletable.tooling.migrations.planner import Change, ChangeClass, MigrationPlan, plan_changes
+from singletable.tooling.migrations.rewrite import Transform, split_id
 from singletable.tooling.migrations.snapshot import Model, dumps, snapshot_json, tables_of
-from singletable.types import Item
+from singletable.tooling.migrations.work import (
+    MILLI,
+    Findings,
+    MigrationWork,
+    Transforms,
+    build_routes,
+    created_indexes,
+    transform_for,
+)
 
-CHECKPOINT_VERSION = 2
+__all__ = [
+    "TTL_LIMIT_NOTE",
+    "MigrationReport",
+    "ScanTotals",
+    "RewriteStats",
+    "Transform",
+    "Transforms",
+    "migrate",
+    "migrate_async",
+]
 
-#: A user transform: the stored item's values (plain Python, keyed by attribute name:
-#: fields are stored under their names) to the new model's field values.
-Transform = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+CHECKPOINT_VERSION = 3
 
-#: What `migrate` accepts as ``transform``: one function for every rewritten entity, or
-#: a mapping from entity name (``"Order"``) or identifier (``"Order@2"``) to a function.
-Transforms = Transform | Mapping[str, Transform] | None
-
-#: DynamoDB's limit on the length of one expression (a condition, here).
-_MAX_EXPRESSION = 4096
-
-#: One TTL change per table per hour (UpdateTimeToLive), as output and docs state it.
-TTL_LIMIT_NOTE = "DynamoDB allows one TTL change per table per hour"
+R = TypeVar("R")
 
 
 @dataclass
 class RewriteStats:
-    """Counts and capacity for the rewrite of one entity (summed over segments).
+    """Counts and capacity for the rewrite of one entity.
 
-    ``read_units`` and ``write_units`` are the estimate (from the bytes scanned and the
-    items and index entries written); ``reported_*`` what DynamoDB reported for the run
-    (``ReturnConsumedCapacity``; zero in a dry run, or where the backend reports none).
+    ``scanned``, ``skipped`` and the scan's read units are the table's scan, which every
+    rewrite of the table shares. ``read_units`` and ``write_units`` are the estimate (from
+    the capacity estimator, for the items read and every write); ``reported_*`` what
+    DynamoDB reported for the run (zero in a dry run, or where the backend reports none).
     """
 
     scanned: int = 0
@@ -102,34 +92,46 @@ class RewriteStats:
     gone: int = 0
     conflicts: int = 0
     failed: int = 0
-    read_bytes: int = 0
+    #: Guards claimed for values, names or keys the items take; released; already in place.
+    guards_claimed: int = 0
+    guards_released: int = 0
+    guards_present: int = 0
     read_units: float = 0.0
     write_units: float = 0.0
     reported_read_units: float = 0.0
     reported_write_units: float = 0.0
     errors: list[str] = field(default_factory=list)
+    #: Values another item already holds: the value, and the key fields of every holder.
+    duplicates: list[tuple[dict[str, Any], list[dict[str, Any]]]] = field(default_factory=list)
 
-    def add(self, other: RewriteStats) -> None:
-        """Add another segment's counts."""
-        for f in fields(self):
-            if f.name != "errors":
-                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
-        self.errors.extend(other.errors[: max(0, 5 - len(self.errors))])
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RewriteStats:
-        """Stats from a checkpoint entry (unknown keys ignored)."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+_TASK_FIGURES = {
+    "routed": None,
+    "rewritten": "rewritten",
+    "moved": "moved",
+    "unchanged": "unchanged",
+    "gone": "gone",
+    "conflicts": "conflicts",
+    "failed": "failed",
+    "claimed": "guards_claimed",
+    "released": "guards_released",
+    "present": "guards_present",
+}
 
-    def counts(self) -> Counts:
-        """The figures the progress display shows."""
-        return Counts(
-            scanned=self.scanned,
-            rewritten=self.rewritten,
-            skipped=self.skipped + self.unchanged + self.gone,
-            failed=self.failed,
-        )
+
+@dataclass
+class ScanTotals:
+    """The capacity of every request of a table's item work: its scan, reads and writes.
+
+    ``read_units``/``write_units`` are the estimate, ``reported_*`` what DynamoDB reported
+    (a transaction's figure, condition checks included, counts as written).
+    """
+
+    scanned: int = 0
+    read_units: float = 0.0
+    write_units: float = 0.0
+    reported_read_units: float = 0.0
+    reported_write_units: float = 0.0
 
 
 @dataclass
@@ -138,9 +140,13 @@ class MigrationReport:
 
     dry_run: bool
     index_steps: list[str] = field(default_factory=list)
+    #: Estimated write units of each new GSI's backfill, by ``"table/index NAME"``.
+    index_units: dict[str, float] = field(default_factory=dict)
     rewrites: dict[str, RewriteStats] = field(default_factory=dict)
     #: Guard backfills of added uniqueness constraints, by task name.
     backfills: dict[str, UniqueBackfillReport] = field(default_factory=dict)
+    #: Each table's item work as a whole (its one scan and every write), by table name.
+    scans: dict[str, ScanTotals] = field(default_factory=dict)
     ttl_steps: list[str] = field(default_factory=list)
     #: TTL switches DynamoDB did not take yet (one change per hour): re-run to finish.
     ttl_pending: list[str] = field(default_factory=list)
@@ -150,37 +156,23 @@ class MigrationReport:
 
     @property
     def failed(self) -> int:
-        """Items that could not be rewritten (left as they were)."""
-        return sum(s.failed for s in self.rewrites.values())
+        """Items that could not be rewritten or guarded (left as they were)."""
+        return sum(s.failed for s in self.rewrites.values()) + sum(
+            b.failed for b in self.backfills.values()
+        )
 
     def to_text(self) -> str:
-        """A readable summary."""
-        verb = "would" if self.dry_run else "did"
-        lines = [f"migration {'dry run' if self.dry_run else 'run'}:"]
+        """A readable summary, worded for what was done (or, dry, would be)."""
+        dry = self.dry_run
+        lines = [f"migration {'dry run' if dry else 'run'}:"]
         if not (self.index_steps or self.rewrites or self.ttl_steps or self.backfills):
             lines.append("  nothing to do")
         for step in self.index_steps:
-            lines.append(f"  index: {step}")
+            lines.append(f"  index: {'would ' if dry else ''}{step}")
+        for name, units in self.index_units.items():
+            lines.append(f"  {name}: estimate {units:g} WCU to backfill the index entries")
         for task, s in self.rewrites.items():
-            lines.append(
-                f"  rewrite {task}: {s.scanned} scanned, {verb} rewrite {s.rewritten} "
-                f"({s.moved} to a new key), {s.unchanged} already current, {s.skipped} "
-                f"other entities', {s.failed} failed"
-            )
-            lines.append(
-                f"    estimate: {s.read_units:g} RCU read ({s.read_bytes:,} bytes scanned, "
-                f"billed for every item read), {s.write_units:g} WCU written (items and "
-                "index entries)"
-            )
-            if not self.dry_run:
-                lines.append(
-                    f"    reported by DynamoDB: {s.reported_read_units:g} RCU, "
-                    f"{s.reported_write_units:g} WCU; {s.conflicts} concurrent change(s) "
-                    f"re-read and retried, {s.gone} item(s) deleted meanwhile"
-                )
-            for reason in self.needs_transform.get(task, []):
-                lines.append(f"    needs a transform: {reason}")
-            lines.extend(f"    failed: {e}" for e in s.errors)
+            lines.extend(_rewrite_lines(task, s, dry, self.needs_transform.get(task, [])))
         for task, reasons in self.needs_transform.items():
             if task not in self.rewrites:
                 lines.extend(f"  needs a transform ({task}): {r}" for r in reasons)
@@ -189,11 +181,45 @@ class MigrationReport:
         for step in self.ttl_pending:
             lines.append(f"  ttl pending: {step}")
         lines.extend(f"  {b.to_text()}" for b in self.backfills.values())
+        for name, t in self.scans.items():
+            line = (
+                f"  table {name}: read once ({t.scanned} items); estimate {t.read_units:g} RCU, "
+                f"{t.write_units:g} WCU in all"
+            )
+            if not dry:
+                line += f"; reported {t.reported_read_units:g} RCU, {t.reported_write_units:g} WCU"
+            lines.append(line)
         return "\n".join(lines) + "\n"
 
 
+def _rewrite_lines(task: str, s: RewriteStats, dry: bool, reasons: list[str]) -> list[str]:
+    if dry:
+        did = f"would rewrite {s.rewritten} ({s.moved} to a new key)"
+        guards = f"would claim {s.guards_claimed} guard(s) and release {s.guards_released}"
+    else:
+        did = f"did rewrite {s.rewritten} ({s.moved} to a new key)"
+        guards = f"claimed {s.guards_claimed} guard(s), released {s.guards_released}"
+    lines = [
+        f"  rewrite {task}: {s.scanned} scanned, {did}, {s.unchanged} already current, "
+        f"{s.skipped} other entities', {s.failed} failed",
+        f"    guards: {guards}, {s.guards_present} already in place",
+        f"    estimate: {s.read_units:g} RCU read (billed for every item the scan reads), "
+        f"{s.write_units:g} WCU written (items, index entries and guards)",
+    ]
+    if not dry:
+        lines.append(
+            f"    reported by DynamoDB: {s.reported_read_units:g} RCU, "
+            f"{s.reported_write_units:g} WCU; {s.conflicts} concurrent change(s) "
+            f"re-read and retried, {s.gone} item(s) deleted meanwhile"
+        )
+    lines.extend(f"    needs a transform: {reason}" for reason in reasons)
+    lines.extend(f"    failed: {e}" for e in s.errors)
+    lines.extend(f"    duplicate {values}: held by {holders}" for values, holders in s.duplicates)
+    return lines
+
+
 def migrate(
-    db: Connection,
+    db: Executor,
     model: Model,
     snapshot_doc: Mapping[str, Any],
     *,
@@ -209,6 +235,9 @@ def migrate(
     progress_interval: float = 1.0,
     progress_bar: bool | None = None,
     max_attempts: int = 25,
+    workers: int | None = None,
+    max_rcu: float | None = None,
+    max_wcu: float | None = None,
 ) -> MigrationReport:
     """Apply the plan between ``snapshot_doc`` and ``model`` to the live tables.
 
@@ -217,14 +246,14 @@ def migrate(
     from a fresh consistent read when it is not.
 
     Args:
-        db: The connection to DynamoDB.
+        db: The executor (`singletable.Connection`, or any with its ``execute``).
         model: The current model (a `Table` or tables).
         snapshot_doc: The snapshot the stored data was written with.
-        dry_run: Change nothing; count the items to rewrite (and those that would fail)
-            and estimate capacity.
+        dry_run: Change nothing; count the items to rewrite and the guards to claim (and
+            those that would fail) and estimate every step's capacity.
         checkpoint: A JSON file recording each scan segment's progress; a run resumes
             from it, and finished segments are not scanned again. Delete it to rescan.
-        segments: Parallel scan segments (threads) per entity.
+        segments: Parallel scan segments per table.
         page_size: Scan ``Limit`` (items read per page, i.e. per checkpoint); default
             DynamoDB's 1 MB pages.
         out: Where progress and the report go (default: stderr).
@@ -239,6 +268,9 @@ def migrate(
             when ``out`` is a terminal and tqdm is installed.
         max_attempts: Conflicting concurrent writes tolerated per item before it is
             counted as failed.
+        workers: Segments scanned at once (threads); default: all of them.
+        max_rcu: Read capacity per second for the whole run (default: unlimited).
+        max_wcu: Write capacity per second for the whole run (default: unlimited).
 
     Raises:
         MigrationError: The plan needs a table migration, or a transform that was not
@@ -251,11 +283,8 @@ def migrate(
     tables = {t.name: t for t in tables_of(model)}
     _refuse_table_migrations(plan)
     report = MigrationReport(dry_run=dry_run)
-    tasks = [
-        (table_name, old_id, new_id, f"{table_name}/{old_id}->{new_id}")
-        for table_name, old_id, new_id in plan.rewrites()
-    ]
-    transforms = {task: _transform_for(transform, new_id) for _, _, new_id, task in tasks}
+    rewrites = plan.rewrites()
+    transforms = {f"{t}/{old}->{new}": transform_for(transform, new) for t, old, new in rewrites}
     missing = _missing_transforms(plan, transforms, bare=callable(transform))
     if missing and not dry_run:
         detail = "; ".join(f"{task}: {'; '.join(reasons)}" for task, reasons in missing.items())
@@ -265,28 +294,36 @@ def migrate(
             "stored values into the new model's, and check it with --dry-run first"
         )
     report.needs_transform = missing
-    runner = _Runner(db, out, poll_interval, timeout, dry_run)
+    steps = TableSteps(db, out, poll_interval, timeout, dry_run=dry_run)
     # Look at every live table first, even when there is nothing to do: a wrong endpoint,
     # region or table name must not pass for "nothing to do".
     created = {c.table for c in plan.changes if (c.action or {}).get("op") == "create_table"}
     for table in tables.values():
-        if table.name not in created and runner.describe(table) is None:
+        if table.name not in created and steps.describe(table) is None:
             raise MigrationError(
                 f"table {table.name} does not exist at this endpoint/region; check "
                 "--endpoint-url/--region, or create it (deploy the template)"
             )
     ttl_switches: dict[str, tuple[str, str]] = {}
     for change in plan.changes:
-        op = None if change.action is None else change.action["op"]
-        if op is None or op in ("rewrite", "backfill_unique"):
+        action = change.action
+        if action is None or action["op"] in ("rewrite", "backfill_unique"):
             continue
-        if op == "switch_ttl":
-            assert change.action is not None
-            ttl_switches[change.table] = (change.action["old"], change.action["new"])
+        if action["op"] == "switch_ttl":
+            ttl_switches[change.table] = (action["old"], action["new"])
             continue
-        table = tables[change.table]
-        assert change.action is not None
-        report.index_steps.extend(runner.apply(table, change.action))
+        report.index_steps.extend(steps.apply(tables[change.table], action))
+    findings = Findings()
+    work = MigrationWork(
+        db,
+        tables,
+        build_routes(tables, snapshot_doc, plan, transform),
+        indexes=created_indexes(plan),
+        dry_run=dry_run,
+        page_size=page_size,
+        max_attempts=max_attempts,
+        findings=findings,
+    )
     # A dry run keeps its progress in memory: the real run must still scan everything.
     # The checkpoint belongs to this plan only: the same task name in a later migration
     # (the same entity rewritten again) must not read its segments as done.
@@ -298,66 +335,248 @@ def migrate(
         if checkpoint is not None and not dry_run
         else _Checkpoint(None)
     )
-    failed_tables: set[str] = set()
-    for table_name, old_id, new_id, task in tasks:
-        table = tables[table_name]
-        old = snapshot_doc["tables"][table_name]
-        switch = ttl_switches.get(table_name)
-        rewrite = _Rewrite(
-            db,
-            table,
-            old,
-            old_id,
-            new_id,
-            _Options(
-                out=out,
-                dry_run=dry_run,
-                state=state,
-                task=task,
-                page_size=page_size,
-                transform=transforms[task],
-                keep=frozenset({switch[0]} if switch and switch[0] != switch[1] else ()),
-                progress_interval=progress_interval,
-                progress_bar=progress_bar,
-                max_attempts=max_attempts,
-                total=runner.item_count(table),
-            ),
-        )
-        stats = rewrite.run(segments)
-        report.rewrites[task] = stats
-        if stats.failed:
-            failed_tables.add(table_name)
+    display = _Display(out, progress_interval, progress_bar, dry_run=dry_run)
+    counts = _run(
+        work, state, segments, steps, display, workers=workers, max_rcu=max_rcu, max_wcu=max_wcu
+    )
+    _fill(report, plan, counts, findings)
+    failed_tables = {task.partition("/")[0] for task, s in report.rewrites.items() if s.failed}
     for table_name, (old_attr, new_attr) in ttl_switches.items():
-        table = tables[table_name]
         if table_name in failed_tables:
             report.ttl_pending.append(
                 f"table {table_name}: TTL stays on {old_attr!r}: some items could not be "
                 f"rewritten, so not every item carries {new_attr!r} yet"
             )
             continue
-        done, pending = runner.switch_ttl(table, old_attr, new_attr)
+        done, pending = steps.switch_ttl(tables[table_name], old_attr, new_attr)
         report.ttl_steps.extend(done)
         report.ttl_pending.extend(pending)
-    # After the rewrites, so guards are built from the items as the new model stores them.
-    for change in plan.changes:
-        if change.action is None or change.action["op"] != "backfill_unique":
-            continue
-        name, version = _split_id(change.action["entity"])
-        entity = entity_plan(tables[change.table], name, version)
-        assert entity is not None
-        fields = tuple(change.action["fields"])
-        task = f"{change.table}/{change.action['entity']}/unique {'+'.join(fields)}"
-        report.backfills[task] = backfill_unique(db, entity, fields, dry_run=dry_run)
     out.write(report.to_text())
     out.flush()
     return report
 
 
-def _transform_for(transform: Transforms, new_id: str) -> Transform | None:
-    if transform is None or callable(transform):
-        return transform
-    name = new_id.rpartition("@")[0]
-    return transform.get(new_id) or transform.get(name)
+async def migrate_async(
+    adb: AsyncExecutor, model: Model, snapshot_doc: Mapping[str, Any], **options: Any
+) -> MigrationReport:
+    """`migrate` with an asyncio executor (`singletable.AsyncConnection`).
+
+    The run's units are threads, as with `migrate` (its keyword arguments are the same);
+    each request they make is awaited on the calling event loop, which stays free
+    meanwhile: ``report = await migrate_async(adb, table, snapshot)``.
+    """
+    bridge = _OnLoop(adb, asyncio.get_running_loop())
+    return await asyncio.to_thread(migrate, bridge, model, snapshot_doc, **options)
+
+
+class _OnLoop:
+    """The synchronous ``execute`` of an asyncio executor, for threads off its loop."""
+
+    def __init__(self, adb: AsyncExecutor, loop: asyncio.AbstractEventLoop) -> None:
+        self.adb = adb
+        self.loop = loop
+
+    def execute(self, operation: Operation[R]) -> R:
+        return asyncio.run_coroutine_threadsafe(self.adb.execute(operation), self.loop).result()
+
+
+# -- running the units ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Display:
+    out: TextIO
+    interval: float
+    bar: bool | None
+    dry_run: bool
+
+
+def _run(
+    work: MigrationWork,
+    state: _Checkpoint,
+    segments: int,
+    steps: TableSteps,
+    display: _Display,
+    *,
+    workers: int | None,
+    max_rcu: float | None,
+    max_wcu: float | None,
+) -> dict[str, dict[str, int]]:
+    """Run every unit not done yet; the counts of every segment (done before or now), by table."""
+    todo: list[tuple[str, int, int, Any]] = []  # table, segment, segments, start key
+    names = [name for name in work.tables if work.routes.get(name)]
+    verb = "count" if display.dry_run else "migrate"
+    total_items = 0
+    for name in names:
+        task = state.task(_scan_task(name), segments)
+        total = int(task["total_segments"])  # a resumed run keeps the checkpoint's split
+        saved = [task["segments"][str(i)] for i in range(total)]  # the file sorts them as text
+        left = [(i, s) for i, s in enumerate(saved) if not s["done"]]
+        display.out.write(f"{verb} {name}: {len(left)} of {total} segment(s) to scan\n")
+        total_items += steps.item_count(work.tables[name]) or 0
+        todo.extend((name, i, total, s["start_key"]) for i, s in left)
+    units = [
+        WorkUnit("migrate", "migrate", index, len(todo), {"table": n, "segment": i, "segments": t})
+        for index, (n, i, t, _) in enumerate(todo)
+    ]
+    starts: dict[int, Mapping[str, JsonValue] | None] = {
+        index: None if start is None else {"last_key": start}
+        for index, (_, _, _, start) in enumerate(todo)
+    }
+    before = [c for name in names for c in state.segment_counts(_scan_task(name))]
+    progress = Progress(
+        f"{verb} {', '.join(names)}",
+        total_items or None,
+        display.out,
+        done=_progress_counts(_sum(before)),
+        interval=display.interval,
+        bar=display.bar,
+        # A dry run rewrites nothing: its line shows what it read, skipped and would fail.
+        wording=Wording(others=("skipped", "failed")) if display.dry_run else None,
+    )
+    work.on_page = lambda counts: progress.update(**_progress_deltas(counts))
+
+    def saving(unit: WorkUnit, ctx: UnitContext) -> None:
+        name, segment = str(unit.spec["table"]), int(unit.spec["segment"])
+        work(unit, _Saving(ctx, state, _scan_task(name), segment))
+
+    try:
+        if units:
+            run_units(
+                units,
+                saving,
+                workers=workers or len(units),
+                max_rcu=max_rcu,
+                max_wcu=max_wcu,
+                checkpoints=starts,
+            )
+    finally:
+        progress.close()
+    return {name: _sum(state.segment_counts(_scan_task(name))) for name in names}
+
+
+def _scan_task(table: str) -> str:
+    return f"scan {table}"
+
+
+def _sum(parts: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for part in parts:
+        for name, n in part.items():
+            total[name] = total.get(name, 0) + n
+    return total
+
+
+def _figure(counts: Mapping[str, int], suffix: str) -> int:
+    return sum(n for name, n in counts.items() if name.endswith(suffix))
+
+
+def _progress_deltas(counts: Mapping[str, int]) -> dict[str, int]:
+    return {
+        "scanned": counts.get("scanned", 0),
+        "rewritten": _figure(counts, "|rewritten"),
+        "skipped": counts.get("skipped", 0) + _figure(counts, "|unchanged"),
+        "failed": _figure(counts, "|failed") + _figure(counts, "|duplicates"),
+    }
+
+
+def _progress_counts(counts: Mapping[str, int]) -> Counts:
+    return Counts(**_progress_deltas(counts))
+
+
+class _Saving:
+    """A unit's context that also writes the checkpoint file after every page."""
+
+    def __init__(self, ctx: UnitContext, state: _Checkpoint, task: str, segment: int) -> None:
+        self.ctx = ctx
+        self.state = state
+        self.task = task
+        self.segment = segment
+
+    @property
+    def checkpoint(self) -> Mapping[str, JsonValue] | None:
+        return self.ctx.checkpoint
+
+    def save(self, checkpoint: Mapping[str, JsonValue] | None, counts: Mapping[str, int]) -> None:
+        self.ctx.save(checkpoint, counts)
+        start = None if checkpoint is None else checkpoint.get("last_key")
+        self.state.save(self.task, self.segment, start, False, counts)
+
+    def finish(self, counts: Mapping[str, int]) -> None:
+        self.ctx.finish(counts)
+        self.state.save(self.task, self.segment, None, True, counts)
+
+    def spend(self, *, rcu: float = 0.0, wcu: float = 0.0) -> None:
+        self.ctx.spend(rcu=rcu, wcu=wcu)
+
+
+# -- the report -------------------------------------------------------------------------
+
+
+def _fill(
+    report: MigrationReport,
+    plan: MigrationPlan,
+    counts: Mapping[str, Mapping[str, int]],
+    findings: Findings,
+) -> None:
+    """The report's figures, from the units' counts and findings."""
+    for table_name, old_id, new_id in plan.rewrites():
+        task = f"{table_name}/{old_id}->{new_id}"
+        c = counts.get(table_name, {})
+        stats = RewriteStats(scanned=c.get("scanned", 0))
+        for figure, attribute in _TASK_FIGURES.items():
+            if attribute is not None:
+                setattr(stats, attribute, c.get(f"{task}|{figure}", 0))
+        stats.skipped = stats.scanned - c.get(f"{task}|routed", 0)
+        stats.read_units = (c.get("scan_read_mu", 0) + c.get(f"{task}|read_mu", 0)) / MILLI
+        stats.write_units = c.get(f"{task}|write_mu", 0) / MILLI
+        stats.reported_read_units = (
+            c.get("scan_reported_read_mu", 0) + c.get(f"{task}|reported_read_mu", 0)
+        ) / MILLI
+        stats.reported_write_units = c.get(f"{task}|reported_write_mu", 0) / MILLI
+        stats.errors = findings.errors.get(task, [])
+        stats.duplicates = _duplicates(findings, task)
+        report.rewrites[task] = stats
+    for change in plan.changes:
+        action = change.action or {}
+        if action.get("op") != "backfill_unique":
+            continue
+        fields_ = tuple(action["fields"])
+        task = f"{change.table}/{action['entity']}/unique {'+'.join(fields_)}"
+        c = counts.get(change.table, {})
+        report.backfills[task] = UniqueBackfillReport(
+            split_id(action["entity"])[0],
+            fields_,
+            dry_run=report.dry_run,
+            scanned=c.get(f"{task}|scanned", 0),
+            claimed=c.get(f"{task}|claimed", 0),
+            present=c.get(f"{task}|present", 0),
+            unguarded=c.get(f"{task}|unguarded", 0),
+            write_units=c.get(f"{task}|write_mu", 0) / MILLI,
+            duplicates=_duplicates(findings, task),
+            failed=c.get(f"{task}|duplicates", 0),
+        )
+    for table_name, table_counts in counts.items():
+        c = table_counts
+        report.scans[table_name] = ScanTotals(
+            c.get("scanned", 0),
+            (c.get("scan_read_mu", 0) + c.get("read_mu", 0)) / MILLI,
+            c.get("write_mu", 0) / MILLI,
+            (c.get("scan_reported_read_mu", 0) + c.get("reported_read_mu", 0)) / MILLI,
+            c.get("reported_write_mu", 0) / MILLI,
+        )
+        for name, n in table_counts.items():
+            if "/index " in name and name.endswith("|write_mu"):
+                report.index_units[name.rpartition("|")[0]] = n / MILLI
+
+
+def _duplicates(findings: Findings, task: str) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """A task's duplicate values, each with its holders in key order."""
+    result = []
+    for duplicate in findings.duplicates.get(task, {}).values():
+        holders = sorted(duplicate.holders, key=lambda h: sorted((a, str(v)) for a, v in h.items()))
+        result.append((duplicate.values, holders))
+    return sorted(result, key=lambda d: sorted((a, str(v)) for a, v in d[0].items()))
 
 
 def _missing_transforms(
@@ -366,7 +585,7 @@ def _missing_transforms(
     """Task -> reasons, for changes flagged ``needs_transform`` that got no transform."""
     missing: dict[str, list[str]] = {}
     for change in plan.changes:
-        reason = getattr(change, "needs_transform", None)
+        reason = change.needs_transform
         if not reason:
             continue
         task = _task_of(change)
@@ -394,174 +613,15 @@ def _refuse_table_migrations(plan: MigrationPlan) -> None:
         )
 
 
-# -- index changes ----------------------------------------------------------------------
-
-
-class _Runner:
-    def __init__(
-        self, db: Connection, out: TextIO, poll: float, timeout: float, dry_run: bool
-    ) -> None:
-        self.db = db
-        self.out = out
-        self.poll = poll
-        self.timeout = timeout
-        self.dry_run = dry_run
-
-    def describe(self, table: Table) -> dict[str, Any] | None:
-        try:
-            response = self.db.call("describe_table", {"TableName": table.name})
-        except ServiceError as exc:
-            if exc.code == "ResourceNotFoundException":
-                return None
-            raise
-        described: dict[str, Any] = response["Table"]
-        return described
-
-    def item_count(self, table: Table) -> int | None:
-        """DynamoDB's (approximate, refreshed about every six hours) item count."""
-        described = self.describe(table)
-        return None if described is None else described.get("ItemCount")
-
-    def switch_ttl(self, table: Table, old: str, new: str) -> tuple[list[str], list[str]]:
-        """Move the table's TTL setting from ``old`` to ``new``: (steps done, pending)."""
-        if self.dry_run:
-            return [
-                f"would switch TTL on {table.name} from {old!r} to {new!r} (disable, then "
-                f"enable; {TTL_LIMIT_NOTE}, so the second step may need a re-run an hour "
-                "later; items keep both attributes meanwhile)"
-            ], []
-        described = self.db.call("describe_time_to_live", {"TableName": table.name})
-        ttl = described.get("TimeToLiveDescription", {})
-        status, attribute = ttl.get("TimeToLiveStatus", "DISABLED"), ttl.get("AttributeName")
-        steps: list[str] = []
-        if status in ("ENABLED", "ENABLING") and attribute == new:
-            return [f"TTL on {table.name} already reads {new!r}"], []
-        if status in ("ENABLED", "ENABLING"):
-            try:
-                self.set_ttl(table, attribute or old, enabled=False)
-            except ServiceError as exc:
-                if exc.code != "ValidationException":
-                    raise
-                return steps, [self.pending(table, old, new, exc, disabled=False)]
-            steps.append(f"TTL on {table.name} disabled on {attribute or old!r}")
-        try:
-            self.set_ttl(table, new, enabled=True)
-        except ServiceError as exc:
-            if exc.code != "ValidationException":
-                raise
-            return steps, [self.pending(table, old, new, exc, disabled=True)]
-        steps.append(f"TTL on {table.name} enabled on {new!r} ({TTL_LIMIT_NOTE})")
-        return steps, []
-
-    def set_ttl(self, table: Table, attribute: str, *, enabled: bool) -> None:
-        self.say(f"{'enabling' if enabled else 'disabling'} TTL on {table.name} ({attribute!r})")
-        spec = {"Enabled": enabled, "AttributeName": attribute}
-        self.db.call(
-            "update_time_to_live", {"TableName": table.name, "TimeToLiveSpecification": spec}
-        )
-
-    @staticmethod
-    def pending(table: Table, old: str, new: str, exc: ServiceError, *, disabled: bool) -> str:
-        state = (
-            f"TTL is disabled (was {old!r}); nothing expires until it is enabled on {new!r}"
-            if disabled
-            else f"TTL still reads {old!r}"
-        )
-        return (
-            f"table {table.name}: {state}. DynamoDB refused the change ({exc.message}): "
-            f"{TTL_LIMIT_NOTE}; run migrate again after the hour to finish the switch"
-        )
-
-    def live_gsis(self, table: Table) -> dict[str, dict[str, Any]]:
-        described = self.describe(table) or {}
-        return {g["IndexName"]: g for g in described.get("GlobalSecondaryIndexes", [])}
-
-    def apply(self, table: Table, action: Mapping[str, Any]) -> list[str]:
-        op = action["op"]
-        if op == "create_table":
-            if self.describe(table) is not None:
-                return []
-            if not self.dry_run:
-                self.say(f"creating table {table.name}")
-                self.db.create_table(table)
-            return [f"create table {table.name}"]
-        name = action["index"]
-        live = self.live_gsis(table)
-        steps: list[str] = []
-        stale = name in live and (
-            op == "delete_gsi"
-            or (op == "recreate_gsi" and not self.matches(table, name, live[name]))
-        )
-        if stale:
-            steps.append(f"delete GSI {name} on {table.name}")
-            if not self.dry_run:
-                self.update(table, {"Delete": {"IndexName": name}}, [])
-            live.pop(name)
-        if op in ("create_gsi", "recreate_gsi") and name not in live:
-            steps.append(f"create GSI {name} on {table.name} (backfills)")
-            if not self.dry_run:
-                self.create_gsi(table, name)
-        return steps
-
-    def matches(self, table: Table, name: str, live: Mapping[str, Any]) -> bool:
-        index = table.indexes[name]
-        want = {e["IndexName"]: e for e in create_table_request(table)["GlobalSecondaryIndexes"]}
-        have_proj = live.get("Projection", {})
-        want_proj = index_projection(table, index)
-        return bool(
-            live.get("KeySchema") == want[name]["KeySchema"]
-            and have_proj.get("ProjectionType") == want_proj["ProjectionType"]
-            and sorted(have_proj.get("NonKeyAttributes", []))
-            == sorted(want_proj.get("NonKeyAttributes", []))
-        )
-
-    def create_gsi(self, table: Table, name: str) -> None:
-        request = create_table_request(table)
-        entry = next(e for e in request["GlobalSecondaryIndexes"] if e["IndexName"] == name)
-        attrs = {k["AttributeName"] for k in entry["KeySchema"]}
-        definitions = [d for d in request["AttributeDefinitions"] if d["AttributeName"] in attrs]
-        self.update(table, {"Create": entry}, definitions)
-
-    def update(self, table: Table, update: dict[str, Any], definitions: list[Any]) -> None:
-        what = "creating" if "Create" in update else "deleting"
-        name = next(iter(update.values()))["IndexName"]
-        self.say(f"{what} GSI {name} on {table.name}")
-        params: dict[str, Any] = {"TableName": table.name, "GlobalSecondaryIndexUpdates": [update]}
-        if definitions:
-            params["AttributeDefinitions"] = definitions
-        self.db.call("update_table", params)
-        self.wait(table, name, gone="Delete" in update)
-
-    def wait(self, table: Table, name: str, *, gone: bool) -> None:
-        # DynamoDB takes one index change at a time: the next UpdateTable must wait until
-        # the table and every index are ACTIVE (a new GSI stays CREATING while it backfills).
-        deadline = time.monotonic() + self.timeout
-        while True:
-            described = self.describe(table) or {}
-            gsis = {g["IndexName"]: g for g in described.get("GlobalSecondaryIndexes", [])}
-            settled = described.get("TableStatus") == "ACTIVE" and all(
-                g.get("IndexStatus", "ACTIVE") == "ACTIVE" for g in gsis.values()
-            )
-            if settled and (name not in gsis if gone else name in gsis):
-                self.say(f"GSI {name} on {table.name} {'deleted' if gone else 'ACTIVE'}")
-                return
-            if time.monotonic() > deadline:
-                raise MigrationError(
-                    f"table {table.name}: GSI {name} not {'gone' if gone else 'ACTIVE'} after "
-                    f"{self.timeout:g}s; re-run the migration to continue"
-                )
-            time.sleep(self.poll)
-
-    def say(self, text: str) -> None:
-        self.out.write(text + "\n")
-        self.out.flush()
-
-
 # -- checkpoint -------------------------------------------------------------------------
 
 
 class _Checkpoint:
-    """Per-segment scan progress, saved after every page (atomically, by rename)."""
+    """Per-segment scan progress and counts, saved after every page (atomically, by rename).
+
+    Until the job record of the job engine replaces it: ``{"version", "plan", "tasks":
+    {"scan TABLE": {"total_segments", "segments": {"0": {"done", "start_key", "stats"}}}}}``.
+    """
 
     def __init__(self, path: Path | None, data: dict[str, Any] | None = None) -> None:
         self.path = path
@@ -583,8 +643,8 @@ class _Checkpoint:
             ) from None
         if not isinstance(data, dict) or data.get("version") != CHECKPOINT_VERSION:
             raise MigrationError(
-                f"checkpoint {path}: not a version {CHECKPOINT_VERSION} checkpoint; delete it "
-                "to restart"
+                f"checkpoint {path}: not a version {CHECKPOINT_VERSION} checkpoint (written by "
+                "another singletable?); delete it to restart"
             )
         if data.setdefault("plan", fingerprint) != fingerprint:
             raise MigrationError(
@@ -600,459 +660,29 @@ class _Checkpoint:
                 tasks[name] = {
                     "total_segments": segments,
                     "segments": {
-                        str(i): {"done": False, "start_key": None, "stats": asdict(RewriteStats())}
+                        str(i): {"done": False, "start_key": None, "stats": {}}
                         for i in range(segments)
                     },
                 }
             task: dict[str, Any] = tasks[name]
             return task
 
+    def segment_counts(self, name: str) -> list[dict[str, int]]:
+        with self.lock:
+            segments = self.data["tasks"][name]["segments"].values()
+            return [dict(s["stats"]) for s in segments]
+
     def save(
-        self, name: str, segment: int, start_key: Any, done: bool, stats: RewriteStats
+        self, name: str, segment: int, start_key: Any, done: bool, counts: Mapping[str, int]
     ) -> None:
         with self.lock:
             entry = self.data["tasks"][name]["segments"][str(segment)]
-            entry.update(done=done, start_key=start_key, stats=asdict(stats))
+            stats = entry["stats"]
+            for figure, n in counts.items():
+                stats[figure] = stats.get(figure, 0) + n
+            entry.update(done=done, start_key=start_key)
             if self.path is None:
                 return
             tmp = self.path.with_name(self.path.name + ".tmp")
             tmp.write_text(json.dumps(self.data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             os.replace(tmp, self.path)
-
-
-# -- item rewrites ----------------------------------------------------------------------
-
-
-def _split_id(ident: str) -> tuple[str, int]:
-    name, _, version = ident.rpartition("@")
-    return name, int(version)
-
-
-@dataclass(frozen=True)
-class _Options:
-    out: TextIO
-    dry_run: bool
-    state: _Checkpoint
-    task: str
-    page_size: int | None
-    transform: Transform | None
-    #: Attributes stored items keep although the new model does not write them (the old
-    #: TTL attribute during a TTL switch).
-    keep: frozenset[str]
-    progress_interval: float
-    progress_bar: bool | None
-    max_attempts: int
-    total: int | None
-
-
-class _Conflict(Exception):
-    """The item changed since it was read (or a transaction was in flight on it)."""
-
-
-class _KeyTaken(Exception):
-    """A moved item's new key already holds an item."""
-
-
-class _Unconvertible(Exception):
-    """The item cannot be turned into a new-model item (decode, validate or encode)."""
-
-
-def _units(size: int, block: int) -> int:
-    return math.ceil(size / block)
-
-
-class _Rewrite:
-    def __init__(
-        self,
-        db: Connection,
-        table: Table,
-        old_table: Mapping[str, Any],
-        old_id: str,
-        new_id: str,
-        options: _Options,
-    ) -> None:
-        self.db = db
-        self.table = table
-        self.o = options
-        name, version = _split_id(new_id)
-        plan = entity_plan(table, name, version)
-        if plan is None:  # pragma: no cover - the planner only pairs existing entities
-            raise MigrationError(f"table {table.name}: no entity {new_id} in the model")
-        self.plan: EntityPlan = plan
-        self.old_name, self.old_version = _split_id(old_id)
-        encoding = old_table["encoding"]
-        self.old_et, self.old_ev = encoding["entity_attribute"], encoding["version_attribute"]
-        self.key_attrs = [table.pk] + ([table.sk] if table.sk else [])
-        old_entity: Mapping[str, Any] = old_table.get("entities", {}).get(old_id) or {}
-        self.lock_attribute = self._lock_attribute(old_entity)
-        self.known = self._known_attributes(old_table, old_entity)
-        self.progress: Progress | None = None
-
-    # -- what "unchanged since read" means -----------------------------------------------
-
-    def _lock_attribute(self, old_entity: Mapping[str, Any]) -> str | None:
-        """The version attribute, when both the old and the new model keep one there.
-
-        Every write through such an entity bumps it, so comparing it alone detects any
-        concurrent write; otherwise the condition compares every attribute.
-        """
-        field_name = self.plan.version_field
-        if field_name is None or old_entity.get("version_field") != field_name:
-            return None
-        return self.plan.fields[field_name].attribute
-
-    def _known_attributes(
-        self, old_table: Mapping[str, Any], old_entity: Mapping[str, Any]
-    ) -> frozenset[str]:
-        """Every attribute either model may write for this entity.
-
-        A concurrent writer can add one the scanned item lacked (``ADD`` to a missing
-        counter); the condition requires each of them to be still absent.
-        """
-        names = {f.attribute for f in self.plan.fields.values()}
-        names.update(self.key_attrs)
-        names.update(self.table.key_attributes())
-        names.update((self.table.entity_attribute, self.table.version_attribute))
-        names.update(a for a in (self.table.ttl_attribute,) if a)
-        names.update(old_entity.get("attributes") or {})
-        for keys in (old_entity.get("keys") or {}).values():
-            for role in ("pk", "sk"):
-                attribute = (keys or {}).get(role) and keys[role].get("attribute")
-                if attribute:
-                    names.add(attribute)
-        settings = old_table.get("settings") or {}
-        if isinstance(settings.get("ttl_attribute"), str):
-            names.add(settings["ttl_attribute"])
-        names.update(self.o.keep)
-        return frozenset(names)
-
-    def unchanged_condition(self, item: Item) -> tuple[str, dict[str, str], dict[str, Any]]:
-        """A condition true only while the stored item is exactly ``item``."""
-        names: dict[str, str] = {}
-        values: dict[str, Any] = {}
-        clauses: list[str] = []
-        if self.lock_attribute is not None:
-            names["#v"] = self.lock_attribute
-            if self.lock_attribute in item:
-                values[":v"] = item[self.lock_attribute]
-                clauses.append("#v = :v")
-            else:
-                clauses.append("attribute_not_exists(#v)")
-            return " AND ".join(clauses), names, values
-        for i, (attribute, value) in enumerate(sorted(item.items())):
-            names[f"#a{i}"] = attribute
-            values[f":a{i}"] = value
-            clauses.append(f"#a{i} = :a{i}")
-        for j, attribute in enumerate(sorted(self.known - item.keys())):
-            names[f"#n{j}"] = attribute
-            clauses.append(f"attribute_not_exists(#n{j})")
-        expression = " AND ".join(clauses)
-        if len(expression) > _MAX_EXPRESSION:
-            raise _Unconvertible(
-                f"{len(item)} attributes make a condition longer than DynamoDB's "
-                f"{_MAX_EXPRESSION}-byte limit; give {self.plan.label} a version_field so "
-                "the rewrite can check the version alone"
-            )
-        return expression, names, values
-
-    # -- the scan ------------------------------------------------------------------------
-
-    def run(self, segments: int) -> RewriteStats:
-        task = self.o.state.task(self.o.task, segments)
-        total = int(task["total_segments"])  # a resumed run keeps the checkpoint's split
-        todo = [i for i in range(total) if not task["segments"][str(i)]["done"]]
-        done = RewriteStats()
-        for i in range(total):
-            done.add(RewriteStats.from_dict(task["segments"][str(i)]["stats"]))
-        verb = "count" if self.o.dry_run else "rewrite"
-        self.o.out.write(f"{verb} {self.o.task}: {len(todo)} of {total} segment(s) to scan\n")
-        self.progress = Progress(
-            f"{verb} {self.o.task}",
-            self.o.total,
-            self.o.out,
-            done=done.counts(),
-            interval=self.o.progress_interval,
-            bar=self.o.progress_bar,
-        )
-        try:
-            with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
-                list(pool.map(lambda i: self.segment(i, total, task["segments"][str(i)]), todo))
-        finally:
-            self.progress.close()
-        stats = RewriteStats()
-        for i in range(total):
-            stats.add(RewriteStats.from_dict(task["segments"][str(i)]["stats"]))
-        return stats
-
-    def segment(self, segment: int, total: int, saved: Mapping[str, Any]) -> None:
-        stats = RewriteStats.from_dict(saved["stats"])
-        start_key = saved["start_key"]
-        while True:
-            # No FilterExpression: DynamoDB bills a Scan for every item it reads, filter
-            # or not; reading them all costs the same and lets the estimate count them.
-            params: dict[str, Any] = {
-                "TableName": self.table.name,
-                "Segment": segment,
-                "TotalSegments": total,
-                "ReturnConsumedCapacity": "INDEXES",
-            }
-            if start_key is not None:
-                params["ExclusiveStartKey"] = start_key
-            if self.o.page_size is not None:
-                params["Limit"] = self.o.page_size
-            response = self.db.call("scan", params)
-            stats.reported_read_units += _consumed(response)
-            items = response.get("Items", [])
-            page_bytes = sum(item_size(item) for item in items)
-            stats.read_bytes += page_bytes
-            # Billed per request on the summed size of the items read, rounded up to 4 KB
-            # once (0.5 RCU per block, eventually consistent).
-            stats.read_units += _units(page_bytes, 4096) * 0.5
-            before = stats.counts()
-            for item in items:
-                self.item(item, stats)
-            start_key = response.get("LastEvaluatedKey")
-            self.o.state.save(self.o.task, segment, start_key, start_key is None, stats)
-            after = stats.counts()
-            assert self.progress is not None
-            self.progress.update(
-                scanned=after.scanned - before.scanned,
-                rewritten=after.rewritten - before.rewritten,
-                skipped=after.skipped - before.skipped,
-                failed=after.failed - before.failed,
-            )
-            if start_key is None:
-                break
-
-    # -- one item ------------------------------------------------------------------------
-
-    def ours(self, item: Item) -> bool:
-        return item.get(self.old_et) == {"S": self.old_name} and item.get(self.old_ev) == {
-            "N": str(self.old_version)
-        }
-
-    def convert(self, item: Item) -> Item:
-        """The item as the new model writes it (via the transform, when there is one)."""
-        try:
-            if self.o.transform is not None:
-                values = self.o.transform({a: from_attribute_value(av) for a, av in item.items()})
-                new_item = self.plan.to_item(self.plan.model.model_validate(dict(values)))
-            else:
-                new_item = self.plan.to_item(self.plan.from_item(item))
-        except (SingleTableError, ValueError) as exc:
-            raise _Unconvertible(str(exc)) from None
-        except Exception as exc:
-            if self.o.transform is None:
-                raise
-            # The user's function failed on this item: count it, like any other item
-            # that cannot be rewritten, rather than stop the whole run.
-            raise _Unconvertible(
-                f"transform raised {type(exc).__name__}: {exc}".replace("\n", " ")
-            ) from None
-        for attribute in self.o.keep:
-            if attribute in item and attribute not in new_item:
-                new_item[attribute] = item[attribute]
-        return new_item
-
-    def item(self, item: Item, stats: RewriteStats) -> None:
-        stats.scanned += 1
-        if not self.ours(item):
-            stats.skipped += 1
-            return
-        current: Item | None = item
-        for attempt in range(self.o.max_attempts):
-            if current is None or not self.ours(current):
-                stats.gone += 1  # deleted (or rewritten by the new code) meanwhile
-                return
-            try:
-                new_item = self.convert(current)
-                if new_item == current:
-                    stats.unchanged += 1
-                    return
-                old_key = {a: current[a] for a in self.key_attrs}
-                moved = any(new_item.get(a) != v for a, v in old_key.items())
-                if attempt == 0:
-                    stats.write_units += self.write_estimate(current, new_item, moved)
-                if not self.o.dry_run:
-                    self.write(current, new_item, old_key, moved, stats)
-            except _Unconvertible as exc:
-                self.fail(stats, current, str(exc))
-                return
-            except _KeyTaken:
-                self.fail(
-                    stats,
-                    current,
-                    "its new key already holds an item (two old keys map to one new key?)",
-                )
-                return
-            except _Conflict:
-                stats.conflicts += 1
-                # Someone wrote the item since it was read: start over from what is stored
-                # now (a consistent read, so the retry sees that write).
-                time.sleep(random.uniform(0, 0.005 * min(attempt + 1, 10)))
-                current = self.read(old_key, stats)
-                continue
-            except ServiceError as exc:
-                self.fail(stats, current, str(exc))
-                return
-            stats.rewritten += 1
-            stats.moved += int(moved)
-            return
-        self.fail(
-            stats,
-            item,
-            f"changed by other writers {self.o.max_attempts} times while being rewritten; "
-            "run migrate again",
-        )
-
-    def fail(self, stats: RewriteStats, item: Item, reason: str) -> None:
-        stats.failed += 1
-        if len(stats.errors) < 5:
-            stats.errors.append(f"{self._key_text(item)}: {reason}")
-
-    def read(self, key: Item, stats: RewriteStats) -> Item | None:
-        response = self.db.call(
-            "get_item",
-            {
-                "TableName": self.table.name,
-                "Key": key,
-                "ConsistentRead": True,
-                "ReturnConsumedCapacity": "INDEXES",
-            },
-        )
-        stats.reported_read_units += _consumed(response)
-        found: Item | None = response.get("Item")
-        return found
-
-    def write(
-        self, item: Item, new_item: Item, old_key: Item, moved: bool, stats: RewriteStats
-    ) -> None:
-        condition, names, values = self.unchanged_condition(item)
-        if self.lock_attribute is not None:
-            # Bump the version, so a writer holding the item as it was read before the
-            # rewrite gets a version conflict and re-reads it, as after any other write.
-            stored = new_item.get(self.lock_attribute, {"N": "0"}).get("N", "0")
-            new_item = {**new_item, self.lock_attribute: {"N": str(int(stored) + 1)}}
-        guarded: dict[str, Any] = {"ConditionExpression": condition}
-        guarded["ExpressionAttributeNames"] = names
-        if values:
-            guarded["ExpressionAttributeValues"] = values
-        try:
-            if not moved:
-                # Same key: replacing the whole item also drops attributes the new model
-                # no longer writes (old index keys).
-                response = self.db.call(
-                    "put_item",
-                    {
-                        "TableName": self.table.name,
-                        "Item": new_item,
-                        "ReturnConsumedCapacity": "INDEXES",
-                        **guarded,
-                    },
-                )
-            else:
-                # New key: both halves in one transaction; the new key must be free (two
-                # old items that the new template maps to one key cannot overwrite each
-                # other) and the old item unchanged since it was read.
-                response = self.db.call(
-                    "transact_write_items",
-                    {
-                        "TransactItems": [
-                            {
-                                "Put": {
-                                    "TableName": self.table.name,
-                                    "Item": new_item,
-                                    "ConditionExpression": "attribute_not_exists(#pk)",
-                                    "ExpressionAttributeNames": {"#pk": self.table.pk},
-                                }
-                            },
-                            {"Delete": {"TableName": self.table.name, "Key": old_key, **guarded}},
-                        ],
-                        "ReturnConsumedCapacity": "INDEXES",
-                    },
-                )
-        except ServiceError as exc:
-            stats.reported_write_units += _consumed(exc.response)
-            _raise_conflict(exc, moved)
-            raise
-        stats.reported_write_units += _consumed(response)
-
-    # -- cost ----------------------------------------------------------------------------
-
-    def write_estimate(self, item: Item, new_item: Item, moved: bool) -> float:
-        """Write units for the rewrite of one item, index entries included.
-
-        A put that replaces an item is billed on the larger of the two, 1 WCU per 1 KB; a
-        transaction 2 per 1 KB for each of its put and delete. Each index entry written,
-        changed or deleted adds its own units (1 per 1 KB of the projected entry); a key
-        move deletes every old entry and writes every new one.
-        """
-        old_size, new_size = item_size(item), item_size(new_item)
-        factor = 2 if moved else 1
-        if moved:
-            units = 2 * (_units(new_size, 1024) + _units(old_size, 1024))
-        else:
-            units = _units(max(old_size, new_size), 1024)
-        for name, index in self.table.indexes.items():
-            before = self._index_entry(name, index, item)
-            after = self._index_entry(name, index, new_item)
-            if before is None and after is None:
-                continue
-            if before is None or after is None or moved:
-                entries = [e for e in (before, after) if e is not None]
-                units += factor * sum(_units(item_size(e), 1024) for e in entries)
-                continue
-            schema = self.table.key_schema(name)
-            index_keys = [a for a in (schema.pk, schema.sk) if a]
-            if any(before.get(a) != after.get(a) for a in index_keys):
-                units += _units(item_size(before), 1024) + _units(item_size(after), 1024)
-            elif before != after:
-                units += _units(max(item_size(before), item_size(after)), 1024)
-        return float(units)
-
-    def _index_entry(self, name: str, index: Any, item: Item) -> Item | None:
-        schema = self.table.key_schema(name)
-        index_keys = [a for a in (schema.pk, schema.sk) if a]
-        if any(a not in item for a in index_keys):
-            return None  # sparse: the item is not in this index
-        projection = index_projection(self.table, index)
-        kind = projection["ProjectionType"]
-        if kind == "ALL":
-            return dict(item)
-        wanted = set(self.key_attrs) | set(index_keys)
-        if kind == "INCLUDE":
-            wanted.update(projection.get("NonKeyAttributes", []))
-        return {a: v for a, v in item.items() if a in wanted}
-
-    def _key_text(self, item: Item) -> str:
-        return ", ".join(
-            f"{a}={next(iter(item[a].values()))!r}" for a in self.key_attrs if a in item
-        )
-
-
-def _consumed(response: Mapping[str, Any]) -> float:
-    consumed = response.get("ConsumedCapacity")
-    if consumed is None:
-        return 0.0
-    entries = consumed if isinstance(consumed, list) else [consumed]
-    return sum(float(e.get("CapacityUnits", 0.0)) for e in entries)
-
-
-def _raise_conflict(exc: ServiceError, moved: bool) -> None:
-    """Turn a refused conditional write into `_Conflict` / `_KeyTaken`; else return."""
-    if exc.code in ("ConditionalCheckFailedException", "TransactionConflictException"):
-        raise _Conflict() from None
-    if exc.code != "TransactionCanceledException":
-        return
-    reasons = exc.response.get("CancellationReasons")
-    if reasons:
-        codes = [r.get("Code") for r in reasons]
-    else:
-        # Some backends leave the reasons out of the parsed response; DynamoDB always
-        # lists them in the message: "... reasons [ConditionalCheckFailed, None]".
-        listed = exc.message.rpartition("[")[2].rstrip("]")
-        codes = [c.strip() for c in listed.split(",")]
-    if moved and codes and codes[0] == "ConditionalCheckFailed":
-        raise _KeyTaken() from None
-    if any(c in ("ConditionalCheckFailed", "TransactionConflict") for c in codes):
-        raise _Conflict() from None

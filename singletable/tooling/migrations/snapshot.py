@@ -22,15 +22,19 @@ from typing import Any
 
 from singletable.errors import ModelDefinitionError, SnapshotError
 from singletable.keys.formats import TTL_FORMAT, key_format, with_formats
-from singletable.model.plan import entity_plans
+from singletable.model.plan import EntityPlan, entity_plans
 from singletable.model.table import GSI, Table
+from singletable.model.unique import FIELD_JOIN
 
 #: Version of the snapshot document's layout. 2 added stored-format ids (``"format"``
 #: next to every key codec and attribute encoding, ``ttl_format`` per table) and field
-#: defaults. Version 1 documents are still read: the planner treats their missing ids
-#: as "written before format ids existed" (see `singletable.keys.formats`).
-FORMAT_VERSION = 2
-READABLE_FORMAT_VERSIONS = (1, 2)
+#: defaults. 3 records each uniqueness constraint's stored form: ``{"fields": [...],
+#: "codecs": {field: {codec params, "format": id}}}`` instead of the bare field list, so
+#: a changed guard key is planned. Versions 1 and 2 are still read: the planner treats
+#: their missing ids as "written before format ids existed" (see
+#: `singletable.keys.formats`) and their constraints' codecs as unknown (`unique_forms`).
+FORMAT_VERSION = 3
+READABLE_FORMAT_VERSIONS = (1, 2, 3)
 
 #: Version of the key segment escape scheme (``docs/architecture.md``: every character
 #: ``<= escape`` written as the escape character plus two upper-case hex digits). Stored
@@ -108,7 +112,9 @@ def describe_table(table: Table) -> dict[str, Any]:
             "tags": dict(table.tags),
         },
         "entities": {
-            entity_id(plan.name, plan.version): _with_formats(plan.describe())
+            entity_id(plan.name, plan.version): _with_unique_forms(
+                _with_formats(plan.describe()), plan
+            )
             for plan in entity_plans(table)
         },
     }
@@ -126,6 +132,37 @@ def _with_formats(entity: dict[str, Any]) -> dict[str, Any]:
         for name, params in entity["attributes"].items()
     }
     return entity
+
+
+def _with_unique_forms(entity: dict[str, Any], plan: EntityPlan) -> dict[str, Any]:
+    """An entity description whose constraints carry their guard keys' codecs."""
+    if "unique" in entity:
+        entity["unique"] = [
+            {
+                "fields": list(constraint.fields),
+                "codecs": {
+                    name: {**codec.params(), "format": key_format(codec.params())}
+                    for name, codec in constraint.codecs().items()
+                },
+            }
+            for constraint in plan.unique
+        ]
+    return entity
+
+
+def unique_forms(entity: Mapping[str, Any]) -> dict[str, dict[str, Any] | None]:
+    """An entity's constraints in a snapshot: name (``"tenant+email"``) -> codecs by field.
+
+    The codecs are ``None`` for a snapshot older than format version 3, which records
+    the fields alone.
+    """
+    forms: dict[str, dict[str, Any] | None] = {}
+    for entry in entity.get("unique", []):
+        if isinstance(entry, Mapping):
+            forms[FIELD_JOIN.join(entry["fields"])] = dict(entry["codecs"])
+        else:
+            forms[FIELD_JOIN.join(entry)] = None
+    return forms
 
 
 def snapshot(model: Model) -> dict[str, Any]:

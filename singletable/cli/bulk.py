@@ -95,7 +95,9 @@ def _input(path: str) -> Iterator[IO[bytes]]:
 
 
 def _cmd_load(args: argparse.Namespace, out: TextIO) -> int:
-    from singletable.tooling.bulk.load import JsonLines, LineError, check, load_file, require_empty
+    from singletable.tooling.bulk.lines import JsonLines, LineError, check
+    from singletable.tooling.bulk.load import require_empty
+    from singletable.tooling.bulk.load_units import load_file
 
     if args.workers < 1:
         raise CLIError(f"--workers must be at least 1, got {args.workers}")
@@ -225,7 +227,7 @@ def _output(path: str | None, out: TextIO) -> Iterator[TextIO]:
 
 def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
     from singletable.tooling.bulk.export import Target, export
-    from singletable.tooling.bulk.load import JsonLines
+    from singletable.tooling.bulk.lines import JsonLines
 
     tables = load_model(args.model)
     target: list[Target] = list(tables)

@@ -39,7 +39,7 @@ __all__ = ["add_jobs", "builtin_kinds", "kinds_from"]
 def builtin_kinds() -> dict[str, JobKind]:
     """The kinds every worker knows, by name: migrations, loads and exports."""
     from singletable.tooling.bulk.export import EXPORT_KIND
-    from singletable.tooling.bulk.load import LOAD_KIND
+    from singletable.tooling.bulk.load_units import LOAD_KIND
     from singletable.tooling.migrations.work import MIGRATE_KIND
 
     return {kind.name: kind for kind in (MIGRATE_KIND, LOAD_KIND, EXPORT_KIND)}

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 import singletable as st
 from singletable.tooling.bulk.export import EXPORT_KIND, part_name
-from singletable.tooling.bulk.load import JsonLines
+from singletable.tooling.bulk.lines import JsonLines
 from singletable.tooling.jobs.local import LocalContext, run_units
 from singletable.tooling.jobs.units import LeaseLost
 from tests.cli.running import model_module

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import singletable as st
-from singletable.tooling.bulk.load import LOAD_KIND, JsonLines
+from singletable.tooling.bulk.lines import JsonLines
+from singletable.tooling.bulk.load_units import LOAD_KIND
 from singletable.tooling.jobs.local import run_units
 from singletable.tooling.jobs.units import LeaseLost
 from tests.cli.running import model_module

@@ -52,13 +52,9 @@ from singletable.operations.protocol import Executor
 from singletable.operations.scan import Scan, check_segment_count
 from singletable.operations.stream import StreamExecutor
 from singletable.operations.tables import DescribeTable
-from singletable.tooling.bulk.load import (
-    MAX_ERRORS,
-    JsonLines,
-    LineError,
-    StoredItems,
-    model_tables,
-)
+from singletable.tooling.bulk.lines import MAX_ERRORS, JsonLines, LineError
+from singletable.tooling.bulk.load import StoredItems
+from singletable.tooling.bulk.load_units import model_tables
 from singletable.tooling.cost.capacity import estimate_capacity
 from singletable.tooling.jobs.local import run_units
 from singletable.tooling.jobs.progress import Progress, Wording

@@ -18,65 +18,46 @@ A load stops at the first problem and raises `LoadError`, which says how many it
 written, which ones it had taken and did not write, and where to resume; nothing is dropped
 silently.
 
-`JsonLines` and `check` serve ``singletable load``: one JSON object per line, parsed and
-validated by pydantic (exact Decimals, datetimes, UUIDs), each line's entity named by
-``--entity`` or by the table's entity attribute (``_et``) in the line. `check` is the
-validation pass the command runs over the whole file before writing anything.
-
-A file is loaded as units of a job (`file_units`: chunks of whole lines; `LoadWork`: one
-chunk, checkpointed after each page): `load_file` runs them in this process, and
-`LOAD_KIND` lets the job engine's workers run them anywhere.
+The JSON Lines input of ``singletable load`` is read and checked by
+`singletable.tooling.bulk.lines`; a file is loaded as units of a job by
+`singletable.tooling.bulk.load_units`, whose units write with the same `Loading`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import importlib
-import inspect
-import io
-import json
-import os
 import sys
 import threading
 import time
-import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Iterable, Mapping, Sized
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any, NoReturn, TextIO
 
-from pydantic import AliasChoices, AliasPath, BaseModel, ValidationError
+from pydantic import BaseModel
 
 from singletable.errors import (
     AlreadyExistsError,
     BatchWriteIncompleteError,
-    JobError,
     LoadError,
     RequestLimitError,
     SingleTableError,
     UniqueConstraintError,
 )
 from singletable.model.jobs import is_reserved_item
-from singletable.model.plan import EntityPlan, entity_plans, plan_of
+from singletable.model.plan import EntityPlan, plan_of
 from singletable.model.table import Table
 from singletable.model.unique import UniqueConstraint
 from singletable.operations.batch import MAX_BATCH_WRITE, BatchWrite, key_identity
-from singletable.operations.common import describe_key, stamp_times, utc_now
+from singletable.operations.common import describe_key
 from singletable.operations.items import Put
-from singletable.operations.limits import LONE_SURROGATE
 from singletable.operations.protocol import Executor
 from singletable.operations.scan import Scan
 from singletable.tooling.cost.capacity import estimate_capacity
-from singletable.tooling.jobs.local import run_units
 from singletable.tooling.jobs.progress import Progress, Wording
-from singletable.tooling.jobs.units import JsonValue, UnitContext, WorkUnit
 from singletable.types import Item
 
 #: How a load's progress names its counts: "1,200 of 5,000 written (24%), 0 failed".
 LOAD_WORDING = Wording(done="written", others=("failed",), approximate=False)
-
-#: How many invalid lines `check` keeps (the others are only counted).
-MAX_ERRORS = 20
 
 
 @dataclass
@@ -254,8 +235,11 @@ class EmptyTables:
                 self.checked.add(table.name)
 
 
-class _Load:
+class Loading:
     """One load's state: the batch being filled, the keys written, the counts.
+
+    What `load` runs over its iterable, and each unit of a file's load
+    (`singletable.tooling.bulk.load_units.LoadWork`) over its lines.
 
     Args:
         empty: With ``first_import``: the tables checked empty so far (``None``: check
@@ -294,6 +278,7 @@ class _Load:
         self.before = 0
 
     def take(self, position: int, obj: BaseModel) -> None:
+        """Write ``obj`` (the item at ``position``) on its own, or add it to the batch."""
         self.next_position = position + 1
         try:
             plan = plan_of(type(obj))
@@ -433,6 +418,7 @@ class _Load:
         self.stop(self.buffer[0][0], exc, self.buffer)  # pragma: no cover - found above
 
     def done(self, entity: str, n: int, *, calls: int) -> None:
+        """Count ``n`` items of ``entity`` written, in ``calls`` write calls."""
         self.result.written += n
         self.result.calls += calls
         self.result.by_entity[entity] = self.result.by_entity.get(entity, 0) + n
@@ -441,6 +427,7 @@ class _Load:
     def stop(
         self, position: int, cause: SingleTableError, unwritten: list[tuple[int, BaseModel]]
     ) -> NoReturn:
+        """Raise the `LoadError` of a load stopped at ``position``: what was and was not written."""
         unwritten = self.unwritten(unwritten)
         resume = unwritten[0][0] if unwritten else self.next_position
         shown = ", ".join(self.name(p) for p, _ in unwritten[:5])
@@ -525,22 +512,12 @@ def load(
             that is not empty. It holds how many items were written and which were not.
         RequestLimitError: ``batch_size`` is not 1 to 25.
     """
-    if not 1 <= batch_size <= MAX_BATCH_WRITE:
-        raise RequestLimitError(
-            f"batch_size must be 1 to {MAX_BATCH_WRITE} (one BatchWriteItem call), got {batch_size}"
-        )
+    check_batch_size(batch_size)
     if total is None and isinstance(objects, Sized):
         total = len(objects)
-    progress = Progress(
-        label,
-        total,
-        out or sys.stderr,
-        interval=progress_interval,
-        bar=progress_bar,
-        wording=LOAD_WORDING,
-    )
+    progress = load_progress(label, total, out, progress_bar, progress_interval)
     empty = EmptyTables() if first_import else None
-    run = _Load(
+    run = Loading(
         db, progress, where or _items_at, batch_size, first_import=first_import, empty=empty
     )
     started = time.monotonic()
@@ -554,664 +531,22 @@ def load(
     return run.result
 
 
-# -- JSON Lines --------------------------------------------------------------------------
-
-
-class LineError(SingleTableError, ValueError):
-    """A line of a JSON Lines file that cannot be loaded (``line``: its 1-based number)."""
-
-    def __init__(self, message: str, *, line: int = 0) -> None:
-        super().__init__(message)
-        self.line = line
-
-
-def _input_keys(model: type[BaseModel]) -> frozenset[str]:
-    """The top-level keys pydantic reads for ``model``'s fields (names and aliases)."""
-    keys: set[str] = set()
-    for name, info in model.model_fields.items():
-        keys.add(name)
-        for alias in (info.alias, info.validation_alias):
-            choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
-            for choice in choices:
-                if isinstance(choice, str):
-                    keys.add(choice)
-                elif isinstance(choice, AliasPath) and isinstance(choice.path[0], str):
-                    keys.add(choice.path[0])
-    return frozenset(keys)
-
-
-# pydantic 2.12+ can ignore undeclared keys per call: a model that forbids extra fields
-# then still validates a line that names its entity (``_et``). Undeclared keys are refused
-# by `JsonLines` itself, with the entity's field list.
-_IGNORE_EXTRA: dict[str, Any] = (
-    {"extra": "ignore"}
-    if "extra" in inspect.signature(BaseModel.model_validate_json).parameters
-    else {}
-)
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    seen: set[str] = set()
-    for key, _ in pairs:
-        if key in seen:
-            # JSON parsers keep one of the two values: the other would be lost silently.
-            raise LineError(f"the key {key!r} appears twice in one object")
-        seen.add(key)
-    return dict(pairs)
-
-
-def _json_type(value: Any) -> str:
-    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
-    return names.get(type(value), "a number")
-
-
-def _unreadable(value: Any, path: tuple[str | int, ...]) -> str | None:
-    """What in a parsed line cannot be stored as written (and where), else ``None``.
-
-    A number that a 64-bit float does not hold exactly (pydantic reads JSON numbers as
-    floats), or text with a lone surrogate (an escaped half of a surrogate pair).
-    """
-    where = ".".join(map(str, path))
-    if isinstance(value, Decimal):
-        if value.is_finite() and Decimal(repr(float(value))) == value:
-            return None
-        return (
-            f"field {where!r}: the JSON number {value} cannot be read exactly (pydantic "
-            f"reads JSON numbers as 64-bit floats: it would become {float(value)!r}); write "
-            f'it as a string, "{value}", to keep every digit'
-        )
-    if isinstance(value, str):
-        lone = LONE_SURROGATE.search(value)
-        if lone is None:
-            return None
-        return (
-            f"field {where!r}: the text holds the lone surrogate U+{ord(lone.group()):04X} "
-            f"at index {lone.start()} (an escape without its pair), which UTF-8 cannot encode"
-        )
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            found = _unreadable(key, (*path, "<key>")) or _unreadable(inner, (*path, key))
-            if found is not None:
-                return found
-    if isinstance(value, list):
-        for index, inner in enumerate(value):
-            found = _unreadable(inner, (*path, index))
-            if found is not None:
-                return found
-    return None
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _validation_message(plan: EntityPlan, exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in error["loc"])
-        got = "" if error["type"] == "missing" else f" (got {_shown(error['input'])})"
-        parts.append(f"field {where!r}: {error['msg']}{got}" if where else error["msg"] + got)
-    return f"{plan.label}: " + "; ".join(parts)
-
-
-class JsonLines:
-    """Entity instances from JSON Lines: one JSON object per line, holding an entity's fields.
-
-    Which entity a line holds: ``entity`` for every line, or else the line's entity
-    attribute (the table's ``entity_attribute``, ``_et`` by default) naming it. An entity
-    is named by its stored name (``Order``), optionally qualified as ``TABLE/NAME`` and
-    ``NAME@VERSION`` when that alone is ambiguous.
-
-    Lines are UTF-8; a byte order mark before the first line, CR LF line ends and blank
-    lines (skipped) are accepted. A top-level key that is no field of the entity is an
-    error (it would be dropped silently otherwise), and so is a key given twice in one
-    object. Values are validated by pydantic from the JSON text (``model_validate_json``:
-    datetimes, UUIDs, enums as pydantic reads JSON). pydantic reads a JSON number with a
-    fraction or an exponent as a 64-bit float, so a number that a float does not hold
-    exactly (``12345678901234567890.10``, ``1e400``) is an error rather than a silent
-    rounding: write such a Decimal as a string (``"12345678901234567890.10"``).
-    """
-
-    def __init__(self, tables: Sequence[Table], *, entity: str | None = None) -> None:
-        self.plans = [plan for table in tables for plan in entity_plans(table)]
-        self.attributes = sorted({table.entity_attribute for table in tables})
-        self._keys: dict[int, frozenset[str]] = {}
-        self._named: dict[str, EntityPlan | str] = {}
-        self.entity: EntityPlan | None = None
-        if entity is not None:
-            found = self.resolve(entity)
-            if isinstance(found, str):
-                raise LineError(found)
-            self.entity = found
-
-    def resolve(self, name: str) -> EntityPlan | str:
-        """The entity ``name`` names, or the message saying why none or several."""
-        cached = self._named.get(name)
-        if cached is not None:
-            return cached
-        table, _, rest = name.rpartition("/")
-        entity, _, version = rest.partition("@")
-        found = [
-            p
-            for p in self.plans
-            if p.name == entity
-            and (not table or p.table.name == table)
-            and (not version or str(p.version) == version)
-        ]
-        known = ", ".join(sorted({p.name for p in self.plans})) or "none"
-        if not found:
-            result: EntityPlan | str = f"unknown entity {name!r} (the model's entities: {known})"
-        elif len(found) > 1:
-            listed = ", ".join(f"{p.table.name}/{p.name}@{p.version}" for p in found)
-            result = f"entity {name!r} is ambiguous ({listed}); name one as TABLE/NAME@VERSION"
-        else:
-            result = found[0]
-        self._named[name] = result
-        return result
-
-    def parse(self, raw: bytes | str) -> BaseModel:
-        """The entity instance one line holds.
-
-        Raises:
-            LineError: The line is not UTF-8, not a JSON object, names an unknown entity,
-                holds a key that is no field, or a value pydantic refuses.
-        """
-        try:
-            text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        except UnicodeDecodeError as exc:
-            raise LineError(
-                f"not UTF-8: byte 0x{exc.object[exc.start]:02X} at column {exc.start + 1}"
-            ) from None
-        try:
-            # Exact numbers (Decimal for every literal with a fraction or exponent), to
-            # find the ones pydantic would read inexactly (below); a key twice refused.
-            envelope = json.loads(text, parse_float=Decimal, object_pairs_hook=_unique_keys)
-        except ValueError as exc:
-            raise LineError(f"invalid JSON: {exc}") from None
-        if not isinstance(envelope, dict):
-            raise LineError(f"expected a JSON object, got {_json_type(envelope)}")
-        plan = self._plan_of(envelope)
-        keys = self._keys.get(id(plan))
-        if keys is None:
-            keys = self._keys[id(plan)] = _input_keys(plan.model)
-        unknown = [k for k in envelope if k not in keys and k not in self.attributes]
-        if unknown:
-            fields = ", ".join(plan.model.model_fields)
-            raise LineError(
-                f"{plan.label}: unknown field {unknown[0]!r}"
-                + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
-                + f"; its fields: {fields}"
-            )
-        unreadable = _unreadable(envelope, ())
-        if unreadable is not None:
-            raise LineError(f"{plan.label}: {unreadable}")
-        try:
-            # Field names as well as aliases: an export writes a field that has only a
-            # validation alias under its name.
-            return plan.model.model_validate_json(text, by_name=True, **_IGNORE_EXTRA)
-        except ValidationError as exc:
-            raise LineError(_validation_message(plan, exc)) from None
-
-    def _plan_of(self, envelope: dict[str, Any]) -> EntityPlan:
-        named = {envelope[a] for a in self.attributes if a in envelope}
-        if len(named) > 1:
-            raise LineError(f"the line names several entities: {sorted(map(str, named))}")
-        if self.entity is not None:
-            if named and named != {self.entity.name}:
-                raise LineError(
-                    f"the line names entity {named.pop()!r}, not {self.entity.name!r} (--entity)"
-                )
-            return self.entity
-        if not named:
-            attrs = " or ".join(repr(a) for a in self.attributes)
-            raise LineError(f"no entity: give --entity NAME, or name it in the line as {attrs}")
-        name = named.pop()
-        if not isinstance(name, str):
-            raise LineError(f"the entity name must be a string, got {_shown(name)}")
-        found = self.resolve(name)
-        if isinstance(found, str):
-            raise LineError(found)
-        return found
-
-    def read(self, lines: Iterable[bytes]) -> Iterator[tuple[int, BaseModel | LineError | None]]:
-        """``(line number, instance or error)`` for every line; ``None`` for a blank line."""
-        for number, raw in enumerate(lines, 1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            if not raw.strip():
-                yield number, None
-                continue
-            try:
-                yield number, self.parse(raw)
-            except LineError as exc:
-                exc.line = number
-                yield number, exc
-
-    def objects(self, lines: Iterable[bytes]) -> Iterator[BaseModel]:
-        """The instances of every line, blank lines skipped.
-
-        Raises:
-            LineError: A line is not valid (run `check` first to see them all).
-        """
-        for number, parsed in self.read(lines):
-            if isinstance(parsed, LineError):
-                raise LineError(f"line {number}: {parsed}", line=number)
-            if parsed is not None:
-                yield parsed
-
-
-@dataclass
-class CheckReport:
-    """What the validation pass found in a JSON Lines file."""
-
-    lines: int = 0
-    #: Line numbers of blank lines (skipped).
-    blank: list[int] = field(default_factory=list)
-    #: Valid items per entity (stored name).
-    by_entity: dict[str, int] = field(default_factory=dict)
-    #: The tables the valid items go to, by name.
-    tables: dict[str, Table] = field(default_factory=dict)
-    #: The first invalid lines (up to ``MAX_ERRORS``), each naming its line and problem.
-    errors: list[LineError] = field(default_factory=list)
-    #: How many lines are invalid in all.
-    error_count: int = 0
-
-    @property
-    def items(self) -> int:
-        """Valid items."""
-        return sum(self.by_entity.values())
-
-    def line_of(self, position: int) -> int:
-        """The line number of the item at ``position`` (0-based, blank lines skipped)."""
-        line = position + 1
-        for blank in self.blank:
-            if blank > line:
-                break
-            line += 1
-        return line
-
-
-def check(
-    reader: JsonLines, lines: Iterable[bytes], *, max_errors: int = MAX_ERRORS
-) -> CheckReport:
-    """Parse, validate and encode every line, and find keys given twice; write nothing.
-
-    Each item is encoded as a write would encode it, so key sizes, item size and
-    unstorable values are checked too.
-    """
-    report = CheckReport()
-    keys = KeySet(lambda line: f"line {line}")
-    now = utc_now()
-
-    def bad(error: LineError) -> None:
-        report.error_count += 1
-        if len(report.errors) < max_errors:
-            report.errors.append(error)
-
-    for number, parsed in reader.read(lines):
-        report.lines = number
-        if parsed is None:
-            report.blank.append(number)
-            continue
-        if isinstance(parsed, LineError):
-            bad(parsed)
-            continue
-        plan = plan_of(type(parsed))
-        try:
-            stamped = stamp_times(plan, parsed, now)
-            claims = keys.claims(plan, stamped, plan.to_item(stamped))
-        except SingleTableError as exc:
-            bad(LineError(str(exc), line=number))
-            continue
-        duplicate = keys.duplicate(claims, number)
-        if duplicate is not None:
-            bad(LineError(str(duplicate), line=number))
-            continue
-        keys.add(claims, number)
-        report.by_entity[plan.name] = report.by_entity.get(plan.name, 0) + 1
-        report.tables[plan.table.name] = plan.table
-    return report
-
-
-# -- loads as units of a job ------------------------------------------------------------
-
-#: Bytes of input per unit of a load: a chunk of whole lines that one worker writes.
-CHUNK_BYTES = 8 * 1024 * 1024
-
-#: Item lines per page of a unit: written (the batches flushed), then checkpointed.
-PAGE_LINES = 100
-
-_BOM = b"\xef\xbb\xbf"
-
-
-def model_tables(ref: str) -> list[Table]:
-    """The tables an import path names, as a job's spec holds it.
-
-    ``"pkg.mod:attr"``: a `Table`, an entity class (its table) or a list of tables;
-    ``"pkg.mod"``: every `Table` the module defines.
+def check_batch_size(batch_size: int) -> None:
+    """Refuse a ``batch_size`` that is not 1 to 25 (one BatchWriteItem call).
 
     Raises:
-        JobError: The module does not import, or the path names no model.
-    """
-    module_name, _, attribute = ref.partition(":")
-    try:
-        value: Any = importlib.import_module(module_name)
-        for part in attribute.split(".") if attribute else ():
-            value = getattr(value, part)
-    except (ImportError, AttributeError) as exc:
-        raise JobError(f"model {ref!r}: {type(exc).__name__}: {exc}") from None
-    if not attribute:
-        tables = {id(v): v for v in vars(value).values() if isinstance(v, Table)}
-        if not tables:
-            raise JobError(f"module {module_name!r} defines no Table; name one as MODULE:ATTR")
-        return list(tables.values())
-    if isinstance(value, Table):
-        return [value]
-    if isinstance(value, type) and issubclass(value, BaseModel):
-        return [plan_of(value).table]
-    if isinstance(value, list | tuple) and value and all(isinstance(v, Table) for v in value):
-        return list(value)
-    raise JobError(f"{ref} is a {type(value).__name__}, not a Table, entity class or tables")
-
-
-def local_path(ref: str) -> str:
-    """The file a job's spec names: a path, or a ``file://`` URL (every worker reads it).
-
-    Raises:
-        JobError: Another kind of URL (the file must be readable by every worker as a
-            file: a shared volume).
-    """
-    parsed = urllib.parse.urlparse(ref)
-    if parsed.scheme == "file":
-        return urllib.parse.unquote(parsed.path)
-    if parsed.scheme and len(parsed.scheme) > 1:  # "C:\\..." is a path
-        raise JobError(
-            f"cannot read {ref!r}: a load job reads a path or a file:// URL that every "
-            "worker can open (copy the file to a shared volume first)"
-        )
-    return ref
-
-
-def file_units(
-    path: str, *, chunk_bytes: int = CHUNK_BYTES, job_id: str = "load"
-) -> list[WorkUnit]:
-    """The units of a load of ``path``: chunks of about ``chunk_bytes`` of whole lines.
-
-    Each chunk ends where a line ends (the line that crosses a boundary belongs to the
-    chunk it starts in), so a unit reads from its ``start`` to its ``end`` byte and no
-    line is split or read twice. ``line`` is the number of its first line (1-based), for
-    messages. Reads the file once, ``chunk_bytes`` at a time.
-    """
-    if chunk_bytes < 1:
-        raise RequestLimitError(f"chunk_bytes must be at least 1, got {chunk_bytes}")
-    size = os.path.getsize(path)
-    spans: list[dict[str, JsonValue]] = []
-    with open(path, "rb") as stream:
-        start, line = 0, 1
-        while start < size:
-            chunk = stream.read(chunk_bytes)
-            if not chunk.endswith(b"\n"):
-                chunk += stream.readline()  # the rest of the line that crosses the boundary
-            spans.append({"start": start, "end": start + len(chunk), "line": line})
-            start += len(chunk)
-            line += chunk.count(b"\n")
-    return [WorkUnit(job_id, "load", index, len(spans), span) for index, span in enumerate(spans)]
-
-
-class LoadWork:
-    """The work of a load's units (`UnitWork`): the lines of one chunk, page by page.
-
-    A unit starts at its checkpoint (``{"offset": byte, "line": number}``, where the
-    last page it saved ended) or at its chunk's start; it reads up to ``page_lines`` item
-    lines, writes them as `load` does (batches, single guarded puts, versions kept),
-    and saves the checkpoint with the page's count (``written``). Every write is
-    conditional or idempotent, so a page repeated after a takeover changes nothing: a
-    batch puts the same items again, a versioned put finds its own version stored.
-    Before each write it calls ``ctx.spend`` with the estimator's figure.
-
-    Args:
-        db: The executor.
-        path: The JSON Lines file (every worker of a job reads the same file).
-        reader: The parser of its lines (the model, the entity).
-        first_import: As `load`'s; with ``empty`` the tables are checked when their first
-            item comes (``None``: not checked, as for a job's units, whose tables are
-            checked by whoever starts the job).
-        batch_size: Items per `BatchWrite`.
-        page_lines: Item lines per page (between two checkpoints).
-        progress: The display the units share (``None``: a silent one).
-        parallel: Units run beside each other: a unit that stops names its own lines
-            as written, not every line before it.
-    """
-
-    def __init__(
-        self,
-        db: Executor,
-        path: str,
-        reader: JsonLines,
-        *,
-        first_import: bool = False,
-        empty: EmptyTables | None = None,
-        batch_size: int = MAX_BATCH_WRITE,
-        page_lines: int = PAGE_LINES,
-        progress: Progress | None = None,
-        parallel: bool = False,
-    ) -> None:
-        self.db = db
-        self.path = path
-        self.reader = reader
-        self.first_import = first_import
-        self.empty = empty
-        self.batch_size = batch_size
-        self.page_lines = page_lines
-        self.progress = progress or Progress("load", None, _Discard(), bar=False)
-        self.parallel = parallel
-        #: The counts of every unit run so far (summed as each ends or stops).
-        self.result = LoadResult()
-        self._lock = threading.Lock()
-
-    def __call__(self, unit: WorkUnit, ctx: UnitContext) -> None:
-        """Run ``unit`` from its checkpoint to its end."""
-        spec, checkpoint = unit.spec, ctx.checkpoint or {}
-        offset = int(checkpoint.get("offset", spec["start"]))
-        line = int(checkpoint.get("line", spec["line"]))
-        end = int(spec["end"])
-        run = _Load(
-            self.db,
-            self.progress,
-            _line_named,
-            self.batch_size,
-            first_import=self.first_import,
-            empty=self.empty,
-            spend=ctx.spend,
-            since=line if self.parallel else None,
-        )
-        # Messages count what earlier units wrote too (exact when units run in order).
-        run.before = self.result.written
-        written = 0
-        started = time.monotonic()
-        try:
-            with open(self.path, "rb") as stream:
-                stream.seek(offset)
-                while offset < end:
-                    taken = 0
-                    while offset < end and taken < self.page_lines:
-                        raw = stream.readline()
-                        offset += len(raw)
-                        number, line = line, line + 1
-                        if number == 1 and raw.startswith(_BOM):
-                            raw = raw[len(_BOM) :]
-                        if not raw.strip():
-                            continue
-                        try:
-                            obj = self.reader.parse(raw)
-                        except LineError as exc:
-                            exc.line = number
-                            run.stop(number, exc, [])
-                        run.take(number, obj)
-                        taken += 1
-                    run.flush()
-                    page, written = run.result.written - written, run.result.written
-                    if offset < end:
-                        ctx.save({"offset": offset, "line": line}, {"written": page})
-                    else:
-                        ctx.finish({"written": page})
-        finally:
-            self._add(run.result, time.monotonic() - started)
-
-    def _add(self, result: LoadResult, seconds: float) -> None:
-        with self._lock:
-            total = self.result
-            total.written += result.written
-            total.calls += result.calls
-            total.retries += result.retries
-            total.seconds += seconds
-            for entity, n in result.by_entity.items():
-                total.by_entity[entity] = total.by_entity.get(entity, 0) + n
-
-
-def load_file(
-    db: Executor,
-    path: str,
-    reader: JsonLines,
-    *,
-    total: int | None = None,
-    first_import: bool = False,
-    workers: int = 1,
-    chunk_bytes: int = CHUNK_BYTES,
-    page_lines: int = PAGE_LINES,
-    batch_size: int = MAX_BATCH_WRITE,
-    max_wcu: float | None = None,
-    out: TextIO | None = None,
-    progress_bar: bool | None = None,
-    progress_interval: float = 1.0,
-    label: str | None = None,
-) -> LoadResult:
-    """Load a JSON Lines file as units (`file_units`) run in this process.
-
-    The same units and work (`LoadWork`) a load job's workers run, here on ``workers``
-    threads with in-memory checkpoints (`singletable.tooling.jobs.local.run_units`).
-    With one worker the units run in file order, and a load that stops has written every
-    item before the line it names, as `load` says. Lines are read as `JsonLines` reads
-    them; run `check` over the file first to list every invalid line and find keys
-    given twice across chunks (each unit refuses keys given twice within its chunk).
-
-    Args:
-        db: The executor.
-        path: The JSON Lines file.
-        reader: The parser of its lines (the model, the entity).
-        total: Item lines in the file, for the percentage and ETA.
-        first_import: As `load`'s: versioned entities in batch writes, each table
-            checked empty when its first item comes (before any unit writes to it).
-        workers: Units run at once (threads).
-        chunk_bytes: Bytes of input per unit.
-        page_lines: Item lines per page, between two checkpoints.
-        batch_size: Items per `BatchWrite` (1 to 25).
-        max_wcu: Write capacity per second for the whole load (``None``: unlimited).
-        out: Where progress goes (default: stderr).
-        progress_bar: As `load`'s.
-        progress_interval: Seconds between plain progress lines.
-        label: What the progress display calls the load (default ``load PATH``).
-
-    Raises:
-        LoadError: A unit stopped (see `load`); lines are named ``line N``, and with
-            more than one worker the message says which lines of its unit were written.
+        RequestLimitError: It is not.
     """
     if not 1 <= batch_size <= MAX_BATCH_WRITE:
         raise RequestLimitError(
             f"batch_size must be 1 to {MAX_BATCH_WRITE} (one BatchWriteItem call), got {batch_size}"
         )
-    units = file_units(path, chunk_bytes=chunk_bytes)
-    progress = Progress(
-        label or f"load {path}",
-        total,
-        out or sys.stderr,
-        interval=progress_interval,
-        bar=progress_bar,
-        wording=LOAD_WORDING,
+
+
+def load_progress(
+    label: str, total: int | None, out: TextIO | None, bar: bool | None, interval: float
+) -> Progress:
+    """A load's progress display (on stderr by default), worded by `LOAD_WORDING`."""
+    return Progress(
+        label, total, out or sys.stderr, interval=interval, bar=bar, wording=LOAD_WORDING
     )
-    work = LoadWork(
-        db,
-        path,
-        reader,
-        first_import=first_import,
-        empty=EmptyTables() if first_import else None,
-        batch_size=batch_size,
-        page_lines=page_lines,
-        progress=progress,
-        parallel=workers > 1,
-    )
-    started = time.monotonic()
-    try:
-        run_units(units, work, workers=workers, max_wcu=max_wcu)
-    finally:
-        progress.close()
-        work.result.seconds = time.monotonic() - started
-    return work.result
-
-
-@dataclass(frozen=True)
-class LoadKind:
-    """The ``load`` `JobKind`: a JSON Lines file in chunks, rebuilt anywhere from its spec.
-
-    Spec (JSON): ``model`` (import path of the tables, ``"pkg.mod:attr"`` or
-    ``"pkg.mod"``, see `model_tables`), ``file`` (a path or ``file://`` URL every worker
-    can read), and optionally ``entity``, ``first_import``, ``chunk_bytes``,
-    ``page_lines``, ``batch_size``, ``job_id``.
-
-    Planning (`units`) reads the whole file once: every line is validated and keys
-    given twice are found (`check`), so a job never starts on a file a load would refuse
-    half-way. A first import's emptiness check needs a connection, which planning does
-    not have: whoever starts the job checks the tables (`require_empty`) first.
-    """
-
-    name: str = "load"
-
-    def units(self, spec: Mapping[str, JsonValue]) -> list[WorkUnit]:
-        """The file's chunks, once every line is known to be valid."""
-        path = local_path(str(spec["file"]))
-        with open(path, "rb") as stream:
-            report = check(_spec_reader(spec), stream)
-        if report.error_count:
-            first = report.errors[0]
-            raise LineError(
-                f"{report.error_count:,} invalid line(s) in {path}, nothing planned; the "
-                f"first: line {first.line}: {first}",
-                line=first.line,
-            )
-        chunk_bytes = int(spec.get("chunk_bytes", CHUNK_BYTES))
-        return file_units(path, chunk_bytes=chunk_bytes, job_id=str(spec.get("job_id", "load")))
-
-    def work(self, spec: Mapping[str, JsonValue], executor: Any) -> LoadWork:
-        """The work of the job's units, writing through ``executor``."""
-        return LoadWork(
-            executor,
-            local_path(str(spec["file"])),
-            _spec_reader(spec),
-            first_import=bool(spec.get("first_import", False)),
-            batch_size=int(spec.get("batch_size", MAX_BATCH_WRITE)),
-            page_lines=int(spec.get("page_lines", PAGE_LINES)),
-            parallel=True,
-        )
-
-
-def _spec_reader(spec: Mapping[str, JsonValue]) -> JsonLines:
-    entity = spec.get("entity")
-    return JsonLines(
-        model_tables(str(spec["model"])), entity=None if entity is None else str(entity)
-    )
-
-
-#: The ``load`` job kind, for the job engine's registry.
-LOAD_KIND = LoadKind()
-
-
-def _line_named(number: int) -> str:
-    return f"line {number}"
-
-
-class _Discard(io.StringIO):
-    """A stream that keeps nothing (the progress of units no one watches)."""
-
-    def write(self, text: str) -> int:
-        return len(text)

@@ -2,7 +2,7 @@
 
 The migration's scan (`singletable.tooling.migrations.work`) routes each stored item of
 the entity to its rewrite, which claims the item's guard in a transaction with a check
-that the item is unchanged (`singletable.tooling.migrations.rewrite`). A guard the item
+that the item is unchanged (`singletable.tooling.migrations.rewrite_item`). A guard the item
 already holds (a re-run) is counted as in place, not written again. A value another item
 already holds is a *duplicate*: the first holder keeps the guard (so no further item can
 take the value), the others are listed, and the run fails (a non-zero exit) until a person

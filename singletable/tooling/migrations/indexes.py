@@ -16,7 +16,7 @@ UpdateTable and TTL calls), sent through the executor's ``execute``.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, TextIO
 
 from singletable.errors import MigrationError, ServiceError
@@ -24,6 +24,7 @@ from singletable.model.definition import create_table_request, index_projection
 from singletable.model.table import Table
 from singletable.operations.protocol import Call, Executor, Operation, Step
 from singletable.operations.tables import CreateTable, DescribeTable
+from singletable.tooling.migrations.planner import MigrationPlan
 
 #: One TTL change per table per hour (UpdateTimeToLive), as output and docs state it.
 TTL_LIMIT_NOTE = "DynamoDB allows one TTL change per table per hour"
@@ -72,6 +73,66 @@ class TableSteps:
         """DynamoDB's (approximate, refreshed about every six hours) item count."""
         described = self.describe(table)
         return None if described is None else described.get("ItemCount")
+
+    def apply_plan(
+        self, plan: MigrationPlan, tables: Mapping[str, Table]
+    ) -> tuple[list[str], dict[str, tuple[str, str]]]:
+        """Look at every live table, then take the plan's table-level steps (tables, GSIs).
+
+        Every table is looked at even when there is nothing to do: a wrong endpoint, region
+        or table name must not pass for "nothing to do".
+
+        Returns:
+            The steps taken (in a dry run: that would be), and per table the (old, new)
+            attribute of its TTL switch, left for `switch_ttls` once the items carry it.
+
+        Raises:
+            MigrationError: A table the plan does not create does not exist, or an index
+                change timed out.
+        """
+        created = {c.table for c in plan.changes if (c.action or {}).get("op") == "create_table"}
+        for table in tables.values():
+            if table.name not in created and self.describe(table) is None:
+                raise MigrationError(
+                    f"table {table.name} does not exist at this endpoint/region; check "
+                    "--endpoint-url/--region, or create it (deploy the template)"
+                )
+        done: list[str] = []
+        ttl_switches: dict[str, tuple[str, str]] = {}
+        for change in plan.changes:
+            action = change.action
+            if action is None or action["op"] in ("rewrite", "backfill_unique"):
+                continue
+            if action["op"] == "switch_ttl":
+                ttl_switches[change.table] = (action["old"], action["new"])
+                continue
+            done.extend(self.apply(tables[change.table], action))
+        return done, ttl_switches
+
+    def switch_ttls(
+        self,
+        tables: Mapping[str, Table],
+        switches: Mapping[str, tuple[str, str]],
+        failed: Collection[str],
+    ) -> tuple[list[str], list[str]]:
+        """Take each TTL switch (`switch_ttl`) but on the ``failed`` tables: (done, pending).
+
+        A table whose items could not all be rewritten keeps its TTL attribute: not every
+        item carries the new one yet.
+        """
+        done: list[str] = []
+        pending: list[str] = []
+        for table_name, (old_attr, new_attr) in switches.items():
+            if table_name in failed:
+                pending.append(
+                    f"table {table_name}: TTL stays on {old_attr!r}: some items could not be "
+                    f"rewritten, so not every item carries {new_attr!r} yet"
+                )
+                continue
+            steps, later = self.switch_ttl(tables[table_name], old_attr, new_attr)
+            done.extend(steps)
+            pending.extend(later)
+        return done, pending
 
     def switch_ttl(self, table: Table, old: str, new: str) -> tuple[list[str], list[str]]:
         """Move the table's TTL setting from ``old`` to ``new``: (steps done, pending)."""

@@ -281,8 +281,42 @@ def migrate(
     out = out or sys.stderr
     plan = plan if plan is not None else plan_changes(model, snapshot_doc)
     tables = {t.name: t for t in tables_of(model)}
+    needs_transform = _check_plan(plan, transform, dry_run=dry_run)
+    report = MigrationReport(dry_run=dry_run, needs_transform=needs_transform)
+    steps = TableSteps(db, out, poll_interval, timeout, dry_run=dry_run)
+    report.index_steps, ttl_switches = steps.apply_plan(plan, tables)
+    work = MigrationWork(
+        db,
+        tables,
+        build_routes(tables, snapshot_doc, plan, transform),
+        indexes=created_indexes(plan),
+        dry_run=dry_run,
+        page_size=page_size,
+        max_attempts=max_attempts,
+    )
+    state = _state(checkpoint, model, snapshot_doc, dry_run=dry_run)
+    display = _Display(out, progress_interval, progress_bar, dry_run=dry_run)
+    counts = _run(
+        work, state, segments, steps, display, workers=workers, max_rcu=max_rcu, max_wcu=max_wcu
+    )
+    _fill(report, plan, counts, work.findings)
+    failed = {task.partition("/")[0] for task, s in report.rewrites.items() if s.failed}
+    report.ttl_steps, report.ttl_pending = steps.switch_ttls(tables, ttl_switches, failed)
+    out.write(report.to_text())
+    out.flush()
+    return report
+
+
+def _check_plan(
+    plan: MigrationPlan, transform: Transforms, *, dry_run: bool
+) -> dict[str, list[str]]:
+    """Refuse what no run can do; the rewrites that need a transform and got none.
+
+    Raises:
+        MigrationError: The plan needs a table migration, or (unless ``dry_run``) a
+            transform that was not supplied.
+    """
     _refuse_table_migrations(plan)
-    report = MigrationReport(dry_run=dry_run)
     rewrites = plan.rewrites()
     transforms = {f"{t}/{old}->{new}": transform_for(transform, new) for t, old, new in rewrites}
     missing = _missing_transforms(plan, transforms, bare=callable(transform))
@@ -293,67 +327,22 @@ def migrate(
             "migrate(..., transform=fn); CLI: --transform module:function) that turns the "
             "stored values into the new model's, and check it with --dry-run first"
         )
-    report.needs_transform = missing
-    steps = TableSteps(db, out, poll_interval, timeout, dry_run=dry_run)
-    # Look at every live table first, even when there is nothing to do: a wrong endpoint,
-    # region or table name must not pass for "nothing to do".
-    created = {c.table for c in plan.changes if (c.action or {}).get("op") == "create_table"}
-    for table in tables.values():
-        if table.name not in created and steps.describe(table) is None:
-            raise MigrationError(
-                f"table {table.name} does not exist at this endpoint/region; check "
-                "--endpoint-url/--region, or create it (deploy the template)"
-            )
-    ttl_switches: dict[str, tuple[str, str]] = {}
-    for change in plan.changes:
-        action = change.action
-        if action is None or action["op"] in ("rewrite", "backfill_unique"):
-            continue
-        if action["op"] == "switch_ttl":
-            ttl_switches[change.table] = (action["old"], action["new"])
-            continue
-        report.index_steps.extend(steps.apply(tables[change.table], action))
-    findings = Findings()
-    work = MigrationWork(
-        db,
-        tables,
-        build_routes(tables, snapshot_doc, plan, transform),
-        indexes=created_indexes(plan),
-        dry_run=dry_run,
-        page_size=page_size,
-        max_attempts=max_attempts,
-        findings=findings,
-    )
-    # A dry run keeps its progress in memory: the real run must still scan everything.
-    # The checkpoint belongs to this plan only: the same task name in a later migration
-    # (the same entity rewritten again) must not read its segments as done.
-    fingerprint = hashlib.sha256(
-        (dumps(snapshot_doc) + snapshot_json(model)).encode("utf-8")
-    ).hexdigest()
-    state = (
-        _Checkpoint.load(checkpoint, fingerprint)
-        if checkpoint is not None and not dry_run
-        else _Checkpoint(None)
-    )
-    display = _Display(out, progress_interval, progress_bar, dry_run=dry_run)
-    counts = _run(
-        work, state, segments, steps, display, workers=workers, max_rcu=max_rcu, max_wcu=max_wcu
-    )
-    _fill(report, plan, counts, findings)
-    failed_tables = {task.partition("/")[0] for task, s in report.rewrites.items() if s.failed}
-    for table_name, (old_attr, new_attr) in ttl_switches.items():
-        if table_name in failed_tables:
-            report.ttl_pending.append(
-                f"table {table_name}: TTL stays on {old_attr!r}: some items could not be "
-                f"rewritten, so not every item carries {new_attr!r} yet"
-            )
-            continue
-        done, pending = steps.switch_ttl(tables[table_name], old_attr, new_attr)
-        report.ttl_steps.extend(done)
-        report.ttl_pending.extend(pending)
-    out.write(report.to_text())
-    out.flush()
-    return report
+    return missing
+
+
+def _state(
+    checkpoint: str | Path | None, model: Model, snapshot_doc: Mapping[str, Any], *, dry_run: bool
+) -> _Checkpoint:
+    """The run's checkpoint: read from ``checkpoint`` (and saved there), or kept in memory.
+
+    A dry run keeps its progress in memory: the real run must still scan everything. The
+    checkpoint belongs to this plan only: the same task name in a later migration (the
+    same entity rewritten again) must not read its segments as done.
+    """
+    if checkpoint is None or dry_run:
+        return _Checkpoint(None)
+    text = dumps(snapshot_doc) + snapshot_json(model)
+    return _Checkpoint.load(checkpoint, hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
 async def migrate_async(

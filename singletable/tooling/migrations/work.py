@@ -36,15 +36,13 @@ from singletable.operations.scan import Scan
 from singletable.tooling.cost.capacity import estimate_capacity, index_entry, write_units
 from singletable.tooling.jobs.units import JsonValue, UnitContext, WorkUnit
 from singletable.tooling.migrations.planner import MigrationPlan, plan_changes
-from singletable.tooling.migrations.rewrite import (
+from singletable.tooling.migrations.rewrite import EntityRewrite, Transform, split_id
+from singletable.tooling.migrations.rewrite_item import (
     DryRunClaims,
-    EntityRewrite,
     Outcome,
     RewriteItem,
     Spend,
-    Transform,
     consumed,
-    split_id,
 )
 from singletable.tooling.migrations.snapshot import load_snapshot, tables_of
 from singletable.types import Item

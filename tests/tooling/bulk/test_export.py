@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 import singletable as st
 from singletable.tooling.bulk.export import ExportResult, export
-from singletable.tooling.bulk.load import JsonLines
+from singletable.tooling.bulk.lines import JsonLines
 
 app = st.Table("export-app")
 other = st.Table("export-other", entity_attribute="kind")

@@ -21,16 +21,9 @@ from pydantic import ConfigDict, Field
 
 import singletable as st
 from singletable.operations.protocol import Call, Operation
-from singletable.tooling.bulk.load import (
-    JsonLines,
-    LineError,
-    LoadWork,
-    check,
-    file_units,
-    load,
-    local_path,
-    model_tables,
-)
+from singletable.tooling.bulk.lines import JsonLines, LineError, check
+from singletable.tooling.bulk.load import load
+from singletable.tooling.bulk.load_units import LoadWork, file_units, local_path, model_tables
 from singletable.tooling.jobs.local import LocalContext
 from singletable.tooling.jobs.progress import Progress
 from singletable.tooling.jobs.units import LeaseLost

@@ -293,7 +293,12 @@ def test_a_worker_killed_or_paused_mid_unit_is_taken_over_and_counts_stay_exact(
         os.kill(victim.pid, signal.SIGKILL)
     else:
         os.kill(victim.pid, signal.SIGSTOP)
-        time.sleep(3.5)  # past its lease (1.5 s): another worker takes the unit over
+        # Asleep until another worker has taken its unit over (past its 1.5 s lease, once
+        # a worker is free to look): a fixed sleep raced that on a loaded machine, and a
+        # worker that wakes before anyone took over rightly keeps its lease.
+        taken = time.time() + 60
+        while job_status(conn, table, "f").takeovers < 1 and time.time() < taken:
+            time.sleep(0.1)
         os.kill(victim.pid, signal.SIGCONT)
     for process in workers:
         process.join(120)

@@ -11,7 +11,7 @@ from typing import Any
 
 import singletable as st
 from docs_src.load import Customer, Order, generate, shop
-from singletable.tooling.bulk.lines import JsonLines
+from singletable.tooling.bulk import JsonLines
 
 inventory = st.Table("inventory")
 

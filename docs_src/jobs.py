@@ -7,9 +7,15 @@ from collections.abc import Mapping
 from typing import Any
 
 import singletable as st
-from singletable.tooling.jobs.engine import run_job, start_job
-from singletable.tooling.jobs.status import job_status
-from singletable.tooling.jobs.units import JsonValue, UnitContext, UnitWork, WorkUnit
+from singletable.tooling.jobs import (
+    JsonValue,
+    UnitContext,
+    UnitWork,
+    WorkUnit,
+    job_status,
+    run_job,
+    start_job,
+)
 
 shop = st.Table("shop")
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 import singletable as st
-from singletable.tooling.bulk.lines import JsonLines, check
+from singletable.tooling.bulk import JsonLines, check
 
 shop = st.Table("shop")
 

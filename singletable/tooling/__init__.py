@@ -9,6 +9,8 @@
 * `jobs`: what long-running work shares (`progress`).
 * `browser`: the local collection browser (``singletable browse``).
 
-Nothing is imported here, so that importing one module (the CLI's ``synth`` needs only
-`definitions.schema`) does not load the others.
+Nothing is imported here, so that importing one room (the CLI's ``synth`` needs only
+`definitions`) does not load the others; each room's ``__init__`` states its public names.
 """
+
+__all__: list[str] = []

@@ -3,5 +3,46 @@
 `snapshot` records what a model stores; `planner` compares two snapshots through
 `effects` (every stored attribute followed through both models) and classifies the
 change; `runner` carries a plan out on a live table; `backfill` writes the uniqueness
-guards of a constraint added to an entity with stored items. Import the module you need.
+guards of a constraint added to an entity with stored items.
 """
+
+from __future__ import annotations
+
+from singletable.tooling.migrations.backfill import UniqueBackfillReport
+from singletable.tooling.migrations.planner import Change, ChangeClass, MigrationPlan, plan_changes
+from singletable.tooling.migrations.runner import (
+    MigrationReport,
+    RewriteStats,
+    ScanTotals,
+    Transform,
+    Transforms,
+    migrate,
+    migrate_async,
+)
+from singletable.tooling.migrations.snapshot import (
+    load_snapshot,
+    read_snapshot,
+    snapshot,
+    snapshot_json,
+)
+from singletable.tooling.migrations.work import MIGRATE_KIND
+
+__all__ = [
+    "Change",
+    "ChangeClass",
+    "MIGRATE_KIND",
+    "MigrationPlan",
+    "MigrationReport",
+    "RewriteStats",
+    "ScanTotals",
+    "Transform",
+    "Transforms",
+    "UniqueBackfillReport",
+    "load_snapshot",
+    "migrate",
+    "migrate_async",
+    "plan_changes",
+    "read_snapshot",
+    "snapshot",
+    "snapshot_json",
+]

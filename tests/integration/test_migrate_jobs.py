@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import io
+import json
 import multiprocessing
 import os
 import signal
@@ -27,13 +28,16 @@ import pytest
 
 import singletable as st
 from docs_src.live_migration import add_hits
+from singletable.cli.codes import ExitCode
 from singletable.model.jobs import is_reserved_item
 from singletable.tooling.jobs.engine import WorkerReport, run_job, start_job
 from singletable.tooling.jobs.spark import run_on_spark
 from singletable.tooling.jobs.status import job_status
 from singletable.tooling.jobs.workers import ConnectionSettings, TableKeys
 from singletable.tooling.migrations.jobrun import MigrationJob, migration_spec
+from singletable.tooling.migrations.snapshot import dumps
 from singletable.tooling.migrations.work import MIGRATE_KIND, load_object
+from tests.cli.running import run
 from tests.integration.uniqueness import assert_guards_exact, raw_items
 
 ITEMS = 200
@@ -223,11 +227,11 @@ def test_one_two_four_workers_and_spark_give_identical_tables(
     from pyspark.sql import SparkSession
 
     scans = {}
-    for run in ("1", "2", "4", "spark"):
-        name = f"{table_name}-w{run}"
+    for mode in ("1", "2", "4", "spark"):
+        name = f"{table_name}-w{mode}"
         ref, module = model_file(tmp_path, name)
         db, before = seeded(process_settings, module)
-        if run == "spark":
+        if mode == "spark":
             # Spark's Python workers import singletable and docs_src from this checkout.
             root = str(Path(__file__).resolve().parents[2])
             monkeypatch.setenv(
@@ -249,14 +253,14 @@ def test_one_two_four_workers_and_spark_give_identical_tables(
                 spark.stop()
             assert job_status(db, module.table, "spark").state == "done"
         else:
-            job = MigrationJob(workers=int(run), connection=process_settings, model=f"{ref}:table")
+            job = MigrationJob(workers=int(mode), connection=process_settings, model=f"{ref}:table")
             report = st.migrate(
                 db, module.table, before, segments=4, page_size=25, job=job, out=io.StringIO()
             )
             [stats] = report.rewrites.values()
             assert (stats.moved, stats.failed) == (ITEMS, 0)
         check_migrated(process_settings, module, collections.Counter())
-        scans[run] = _full_scan(process_settings, module.table)
+        scans[mode] = _full_scan(process_settings, module.table)
     assert len(scans["1"]) == 2 * ITEMS  # the items and their guards
     assert scans["2"] == scans["1"]
     assert scans["4"] == scans["1"]
@@ -292,3 +296,51 @@ def test_a_job_run_again_with_its_id_resumes_and_a_done_job_is_not_redone(
     assert first.rewrites == second.rewrites
     assert job_status(db, module.table, "again").pages == pages
     check_migrated(process_settings, module, collections.Counter())
+
+
+def _cli_connection(settings: ConnectionSettings) -> list[str]:
+    return ["--endpoint-url", str(settings.endpoint_url), "--region", str(settings.region_name)]
+
+
+def test_cli_migrate_with_worker_processes(
+    process_settings: ConnectionSettings,
+    table_name: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ref, module = model_file(tmp_path, table_name)
+    _, before = seeded(process_settings, module)
+    snap = tmp_path / "snap.json"
+    snap.write_text(dumps(before))
+    argv = [f"{ref}:table", str(snap), *_cli_connection(process_settings)]
+    code, out = run("migrate", *argv, "--workers", "2", "--checkpoint", str(tmp_path / "c"))
+    assert code == ExitCode.USAGE
+    assert "--checkpoint is for a run without --workers" in capsys.readouterr().err
+    code, out = run("migrate", *argv, "--workers", "2", "--job", "cli", "--segments", "3")
+    assert code == 0, out
+    assert "job cli in table" in out
+    assert f"did rewrite {ITEMS} ({ITEMS} to a new key)" in out
+    check_migrated(process_settings, module, collections.Counter())
+
+
+def test_cli_jobs_start_and_work_run_a_migration_that_migrate_then_finishes(
+    process_settings: ConnectionSettings, table_name: str, tmp_path: Path
+) -> None:
+    # The documented way for workers that `migrate` does not start: `jobs start` with the
+    # spec, `jobs work` anywhere, then `migrate --job` to read the job and finish.
+    ref, module = model_file(tmp_path, table_name)
+    _, before = seeded(process_settings, module)
+    snap = tmp_path / "snap.json"
+    snap.write_text(dumps(before))
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(migration_spec(f"{ref}:table", before, segments=3)))
+    common = ["--table", table_name, *_cli_connection(process_settings)]
+    code, out = run("jobs", "start", "hand", *common, "--kind", "migrate", "--spec", f"@{spec}")
+    assert (code, out) == (0, "job hand (migrate): 3 unit(s), running\n")
+    code, out = run("jobs", "work", "hand", *common, "--workers", "2", "--lease-seconds", "5")
+    assert code == 0, out
+    check_migrated(process_settings, module, collections.Counter())
+    argv = [f"{ref}:table", str(snap), *_cli_connection(process_settings)]
+    code, out = run("migrate", *argv, "--job", "hand", "--segments", "3")
+    assert code == 0, out
+    assert f"did rewrite {ITEMS} ({ITEMS} to a new key)" in out

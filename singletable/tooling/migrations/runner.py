@@ -12,7 +12,9 @@ The work, in order:
   since it was read, its uniqueness guards moved or claimed in the same transaction. The
   units run on threads in this process (`singletable.tooling.jobs.local.run_units`), each
   saving its last evaluated key after every page to a checkpoint file, so an interrupted
-  run resumes; `MIGRATE_KIND` lets the job engine run the same units on many machines.
+  run resumes; or, with ``job=``, as a job of the job engine
+  (`singletable.tooling.migrations.jobrun`): fenced leases in the table, worker
+  processes, any machine joining.
 * **TTL switches**, once every item carries the new TTL attribute.
 
 Requests go through the executor's ``execute`` as operations, so any executor with the

@@ -143,14 +143,21 @@ def _worker(settings: ConnectionSettings, keys: TableKeys, job_id: str, out: Any
     out.put(run_job(settings, keys.table(), job_id, KINDS, lease_seconds=1.5))
 
 
-def _victim(conn: st.Connection, table: st.Table, job_id: str, pids: set[int]) -> int | None:
-    """The pid of a worker that holds a unit after saving at least one page of it."""
+def _victim(
+    conn: st.Connection, table: st.Table, job_id: str, pids: set[int]
+) -> tuple[int, int] | None:
+    """A worker that holds a unit after saving at least one page of it: (pid, unit)."""
     for unit in job_status(conn, table, job_id).units:
         if unit.live(time.time()) and unit.saves >= 1 and unit.owner is not None:
             pid = int(unit.owner.split(":")[1])
             if pid in pids:
-                return pid
+                return pid, unit.index
     return None
+
+
+def _taken_over(conn: st.Connection, table: st.Table, job_id: str, index: int, pid: int) -> bool:
+    unit = job_status(conn, table, job_id).units[index]
+    return unit.owner is not None and int(unit.owner.split(":")[1]) != pid
 
 
 @pytest.mark.parametrize("fault", ["kill", "pause"])
@@ -173,17 +180,22 @@ def test_a_migration_job_survives_a_killed_or_paused_worker_with_writers_running
         for process in workers:
             process.start()
         pids = {p.pid for p in workers if p.pid is not None}
-        victim = None
+        found = None
         deadline = time.time() + 60
-        while victim is None and time.time() < deadline:
-            victim = _victim(conn, table, "m", pids)
+        while found is None and time.time() < deadline:
+            found = _victim(conn, table, "m", pids)
             time.sleep(0.02)
-        assert victim is not None, "no worker held a unit mid-segment"
+        assert found is not None, "no worker held a unit mid-segment"
+        victim, index = found
         if fault == "kill":
             os.kill(victim, signal.SIGKILL)
         else:
             os.kill(victim, signal.SIGSTOP)
-            time.sleep(3.5)  # past its lease (1.5 s): another worker takes the unit over
+            # Paused past its lease (1.5 s) until another worker has taken the unit over
+            # (once it is done with its own), then woken: a zombie.
+            deadline = time.time() + 120
+            while not _taken_over(conn, table, "m", index, victim) and time.time() < deadline:
+                time.sleep(0.1)
             os.kill(victim, signal.SIGCONT)
         for process in workers:
             process.join(180)

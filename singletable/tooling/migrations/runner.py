@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from singletable.errors import MigrationError
+from singletable.model.table import Table
 from singletable.operations.protocol import AsyncExecutor, Executor, Operation
 from singletable.operations.scan import check_segment_count
 from singletable.tooling.jobs.local import run_units
@@ -291,27 +292,10 @@ def migrate(
     tables = {t.name: t for t in tables_of(model)}
     _refuse_table_migrations(plan)
     report = MigrationReport(dry_run=dry_run)
-    rewrites = plan.rewrites()
-    transforms = {f"{t}/{old}->{new}": transform_for(transform, new) for t, old, new in rewrites}
-    missing = _missing_transforms(plan, transforms, bare=callable(transform))
-    if missing and not dry_run:
-        detail = "; ".join(f"{task}: {'; '.join(reasons)}" for task, reasons in missing.items())
-        raise MigrationError(
-            f"cannot rewrite mechanically ({detail}). Supply a transform (API: "
-            "migrate(..., transform=fn); CLI: --transform module:function) that turns the "
-            "stored values into the new model's, and check it with --dry-run first"
-        )
-    report.needs_transform = missing
+    report.needs_transform = _check_transforms(plan, transform, dry_run=dry_run)
+    options = _job_options(job, checkpoint, given_plan=given_plan) if not dry_run else None
     steps = TableSteps(db, out, poll_interval, timeout, dry_run=dry_run)
-    # Look at every live table first, even when there is nothing to do: a wrong endpoint,
-    # region or table name must not pass for "nothing to do".
-    created = {c.table for c in plan.changes if (c.action or {}).get("op") == "create_table"}
-    for table in tables.values():
-        if table.name not in created and steps.describe(table) is None:
-            raise MigrationError(
-                f"table {table.name} does not exist at this endpoint/region; check "
-                "--endpoint-url/--region, or create it (deploy the template)"
-            )
+    _check_tables(plan, tables, steps)
     ttl_switches: dict[str, tuple[str, str]] = {}
     for change in plan.changes:
         action = change.action
@@ -344,14 +328,7 @@ def migrate(
         else Checkpoint(None)
     )
     display = _Display(out, progress_interval, progress_bar, dry_run=dry_run)
-    if job is not None and not dry_run:
-        if checkpoint is not None:
-            raise MigrationError(
-                "a job keeps its progress in the table: give a checkpoint file or a job, not both"
-            )
-        options = MigrationJob(job_id=job) if isinstance(job, str) else job
-        if options.workers > 1 and given_plan:
-            raise MigrationError("worker processes rebuild the plan from the model: omit plan=")
+    if options is not None:
         spec = migration_spec(
             options.model,
             snapshot_doc,
@@ -366,8 +343,65 @@ def migrate(
             work, state, segments, steps, display, workers=workers, max_rcu=max_rcu, max_wcu=max_wcu
         )
     _fill(report, plan, counts, findings)
+    _switch_ttls(report, steps, tables, ttl_switches)
+    out.write(report.to_text())
+    out.flush()
+    return report
+
+
+def _check_transforms(
+    plan: MigrationPlan, transform: Transforms, *, dry_run: bool
+) -> dict[str, list[str]]:
+    """The rewrites that need a transform and got none: refused, unless a dry run."""
+    rewrites = plan.rewrites()
+    transforms = {f"{t}/{old}->{new}": transform_for(transform, new) for t, old, new in rewrites}
+    missing = _missing_transforms(plan, transforms, bare=callable(transform))
+    if missing and not dry_run:
+        detail = "; ".join(f"{task}: {'; '.join(reasons)}" for task, reasons in missing.items())
+        raise MigrationError(
+            f"cannot rewrite mechanically ({detail}). Supply a transform (API: "
+            "migrate(..., transform=fn); CLI: --transform module:function) that turns the "
+            "stored values into the new model's, and check it with --dry-run first"
+        )
+    return missing
+
+
+def _job_options(
+    job: MigrationJob | str | None, checkpoint: str | Path | None, *, given_plan: bool
+) -> MigrationJob | None:
+    """How a real run's item work runs as a job (None: threads here)."""
+    if job is None:
+        return None
+    if checkpoint is not None:
+        raise MigrationError(
+            "a job keeps its progress in the table: give a checkpoint file or a job, not both"
+        )
+    options = MigrationJob(job_id=job) if isinstance(job, str) else job
+    if options.workers > 1 and given_plan:
+        raise MigrationError("worker processes rebuild the plan from the model: omit plan=")
+    return options
+
+
+def _check_tables(plan: MigrationPlan, tables: Mapping[str, Table], steps: TableSteps) -> None:
+    """Every live table exists: a wrong endpoint, region or name is not "nothing to do"."""
+    created = {c.table for c in plan.changes if (c.action or {}).get("op") == "create_table"}
+    for table in tables.values():
+        if table.name not in created and steps.describe(table) is None:
+            raise MigrationError(
+                f"table {table.name} does not exist at this endpoint/region; check "
+                "--endpoint-url/--region, or create it (deploy the template)"
+            )
+
+
+def _switch_ttls(
+    report: MigrationReport,
+    steps: TableSteps,
+    tables: Mapping[str, Table],
+    switches: Mapping[str, tuple[str, str]],
+) -> None:
+    """Move TTL to its new attribute on each table whose items all carry it now."""
     failed_tables = {task.partition("/")[0] for task, s in report.rewrites.items() if s.failed}
-    for table_name, (old_attr, new_attr) in ttl_switches.items():
+    for table_name, (old_attr, new_attr) in switches.items():
         if table_name in failed_tables:
             report.ttl_pending.append(
                 f"table {table_name}: TTL stays on {old_attr!r}: some items could not be "
@@ -377,9 +411,6 @@ def migrate(
         done, pending = steps.switch_ttl(tables[table_name], old_attr, new_attr)
         report.ttl_steps.extend(done)
         report.ttl_pending.extend(pending)
-    out.write(report.to_text())
-    out.flush()
-    return report
 
 
 async def migrate_async(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any, TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from singletable.cli.codes import EXIT_CODES_HELP, ExitCode
 from singletable.cli.common import (
@@ -19,6 +20,9 @@ from singletable.cli.common import (
     positive_int,
     read_snapshot_file,
 )
+
+if TYPE_CHECKING:
+    from singletable.tooling.migrations.jobrun import MigrationJob
 
 
 def add_migrate(sub: Subcommands) -> None:
@@ -57,7 +61,16 @@ def add_migrate(sub: Subcommands) -> None:
     p.add_argument(
         "--workers",
         type=positive_int,
-        help="segments scanned at once (threads; default: all of them)",
+        help="run the item work as a job (record and unit leases in the table) with N "
+        "worker processes (1: this process); other machines join with `singletable jobs "
+        "work JOB --table T`. Without it, this process scans every segment at once on "
+        "threads (with --dry-run: N threads, and no job)",
+    )
+    p.add_argument(
+        "--job",
+        metavar="ID",
+        help="the job's id (default: a new one, printed): the same command with the same "
+        "--job resumes it; implies --workers 1 when --workers is not given",
     )
     for kind in ("rcu", "wcu"):
         p.add_argument(
@@ -78,28 +91,67 @@ def add_migrate(sub: Subcommands) -> None:
 
 
 def _cmd_migrate(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.tooling.jobs.workers import WorkerFailed
     from singletable.tooling.migrations.runner import migrate
 
     tables = load_model(args.model)
     doc = read_snapshot_file(args.snapshot)
     transform = _transforms(args.transform or [])
     db = connect(args)
-    report = migrate(
-        db,
-        tables,
-        doc,
-        dry_run=args.dry_run,
-        checkpoint=args.checkpoint,
-        segments=args.segments,
-        out=out,
-        transform=transform,
-        workers=args.workers,
-        max_rcu=args.max_rcu,
-        max_wcu=args.max_wcu,
-    )
+    try:
+        report = migrate(
+            db,
+            tables,
+            doc,
+            dry_run=args.dry_run,
+            checkpoint=args.checkpoint,
+            segments=args.segments,
+            out=out,
+            transform=transform,
+            workers=args.workers if args.dry_run else None,
+            max_rcu=args.max_rcu,
+            max_wcu=args.max_wcu,
+            job=_job(args),
+        )
+    except WorkerFailed as exc:
+        print(f"singletable migrate: error: {exc}", file=out)
+        return ExitCode.ITEMS_FAILED
     if report.failed:  # items not rewritten, or values held by several items
         return ExitCode.ITEMS_FAILED
     return ExitCode.TTL_PENDING if report.ttl_pending else ExitCode.OK
+
+
+def _job(args: argparse.Namespace) -> MigrationJob | None:
+    """The job the item work runs as (``--workers``/``--job``), None for threads here."""
+    from singletable.tooling.jobs.workers import ConnectionSettings
+    from singletable.tooling.migrations.jobrun import MigrationJob
+
+    if args.workers is None and args.job is None:
+        return None
+    if args.checkpoint is not None:
+        raise CLIError(
+            "--checkpoint is for a run without --workers/--job (a job keeps its progress in "
+            "the table: run it again with the same --job to resume)"
+        )
+    refs = args.transform or []
+    if len(refs) > 1 or any("=" in r.partition(":")[0] for r in refs):
+        raise CLIError("a job takes one --transform MODULE:FUNCTION for every entity")
+    return MigrationJob(
+        job_id=args.job,
+        workers=args.workers or 1,
+        connection=ConnectionSettings(args.endpoint_url, args.region, args.max_attempts),
+        model=_portable(args.model),
+        transform=_portable(refs[0]) if refs else None,
+    )
+
+
+def _portable(ref: str) -> str:
+    """A model or function reference other processes resolve alike: files by absolute path."""
+    module, sep, attribute = ref.rpartition(":") if ".py:" in ref else (ref, "", "")
+    # A bare module file names every Table it defines, as a file does for the CLI.
+    if module.endswith(".py"):
+        return f"{Path(module).resolve()}{sep}{attribute}"
+    return ref
 
 
 def _function(ref: str) -> Any:

@@ -12,11 +12,9 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
 import singletable as st
@@ -33,7 +31,6 @@ from singletable.tooling.jobs.spark import run_on_spark
 from singletable.tooling.jobs.status import job_status
 from singletable.tooling.jobs.units import JobCancelled, LeaseLost, WorkUnit
 from singletable.tooling.jobs.workers import ConnectionSettings, TableKeys, run_workers
-from tests.conftest import LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY, REGION
 from tests.integration._executors import connect
 from tests.integration.jobs_toy import KINDS, TOUCH, seed, segment_query, touch, toy_model
 
@@ -198,35 +195,12 @@ def test_job_items_are_reserved(db: st.Connection, table_name: str) -> None:
 
 @pytest.fixture
 def shared(
-    backend_name: str,
-    dynamodb_endpoint: str | None,
-    request: pytest.FixtureRequest,
-    table_name: str,
-    monkeypatch: pytest.MonkeyPatch,
-) -> Iterator[tuple[ConnectionSettings, st.Connection]]:
-    """An endpoint every process reaches, the settings to reach it, a connection."""
-    endpoint = dynamodb_endpoint or request.getfixturevalue("moto_server")
-    key, secret = (
-        (LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY) if backend_name == "dynamodb-local" else ("t", "t")
-    )
-    for name, value in (
-        ("AWS_ACCESS_KEY_ID", key),
-        ("AWS_SECRET_ACCESS_KEY", secret),
-        ("AWS_DEFAULT_REGION", REGION),
-    ):
-        monkeypatch.setenv(name, value)
-    settings = ConnectionSettings(endpoint_url=endpoint, region_name=REGION, max_attempts=3)
-    conn = settings()
+    process_settings: ConnectionSettings, table_name: str
+) -> tuple[ConnectionSettings, st.Connection]:
+    """Settings every process reaches the backend with, a connection, the seeded table."""
+    conn = process_settings()
     seed(conn, table_name, ITEMS)
-    yield settings, conn
-    if backend_name != "dynamodb-local":
-        boto3.client(
-            "dynamodb",
-            endpoint_url=endpoint,
-            region_name=REGION,
-            aws_access_key_id=key,
-            aws_secret_access_key=secret,
-        ).delete_table(TableName=table_name)
+    return process_settings, conn
 
 
 def test_three_worker_processes_share_a_job(

@@ -9,6 +9,7 @@ guards of a constraint added to an entity with stored items.
 from __future__ import annotations
 
 from singletable.tooling.migrations.backfill import UniqueBackfillReport
+from singletable.tooling.migrations.jobrun import MigrationJob
 from singletable.tooling.migrations.planner import Change, ChangeClass, MigrationPlan, plan_changes
 from singletable.tooling.migrations.runner import (
     MigrationReport,
@@ -31,6 +32,7 @@ __all__ = [
     "Change",
     "ChangeClass",
     "MIGRATE_KIND",
+    "MigrationJob",
     "MigrationPlan",
     "MigrationReport",
     "RewriteStats",

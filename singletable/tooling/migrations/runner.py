@@ -12,7 +12,9 @@ The work, in order:
   since it was read, its uniqueness guards moved or claimed in the same transaction. The
   units run on threads in this process (`singletable.tooling.jobs.local.run_units`), each
   saving its last evaluated key after every page to a checkpoint file, so an interrupted
-  run resumes; `MIGRATE_KIND` lets the job engine run the same units on many machines.
+  run resumes; or, with ``job=``, as a job of the job engine
+  (`singletable.tooling.migrations.jobrun`): fenced leases in the table, worker
+  processes, any machine joining.
 * **TTL switches**, once every item carries the new TTL attribute.
 
 Requests go through the executor's ``execute`` as operations, so any executor with the
@@ -28,10 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
-import os
 import sys
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +43,9 @@ from singletable.tooling.jobs.local import run_units
 from singletable.tooling.jobs.progress import Counts, Progress, Wording
 from singletable.tooling.jobs.units import JsonValue, UnitContext, WorkUnit
 from singletable.tooling.migrations.backfill import UniqueBackfillReport
+from singletable.tooling.migrations.checkpoint import Checkpoint, Saving
 from singletable.tooling.migrations.indexes import TTL_LIMIT_NOTE, TableSteps
+from singletable.tooling.migrations.jobrun import MigrationJob, migration_spec, run_as_job
 from singletable.tooling.migrations.planner import Change, ChangeClass, MigrationPlan, plan_changes
 from singletable.tooling.migrations.rewrite import Transform, split_id
 from singletable.tooling.migrations.snapshot import Model, dumps, snapshot_json, tables_of
@@ -55,11 +56,13 @@ from singletable.tooling.migrations.work import (
     Transforms,
     build_routes,
     created_indexes,
+    progress_figures,
     transform_for,
 )
 
 __all__ = [
     "TTL_LIMIT_NOTE",
+    "MigrationJob",
     "MigrationReport",
     "ScanTotals",
     "RewriteStats",
@@ -68,8 +71,6 @@ __all__ = [
     "migrate",
     "migrate_async",
 ]
-
-CHECKPOINT_VERSION = 3
 
 R = TypeVar("R")
 
@@ -238,6 +239,7 @@ def migrate(
     workers: int | None = None,
     max_rcu: float | None = None,
     max_wcu: float | None = None,
+    job: MigrationJob | str | None = None,
 ) -> MigrationReport:
     """Apply the plan between ``snapshot_doc`` and ``model`` to the live tables.
 
@@ -271,6 +273,11 @@ def migrate(
         workers: Segments scanned at once (threads); default: all of them.
         max_rcu: Read capacity per second for the whole run (default: unlimited).
         max_wcu: Write capacity per second for the whole run (default: unlimited).
+        job: Run the item work as a job of the job engine (`MigrationJob`, or a job id
+            for one worker in this process): its record and fenced unit leases in the
+            table, worker processes, other machines joining with ``singletable jobs
+            work``; the job replaces ``checkpoint`` (run it again with the same id to
+            resume). Ignored by a dry run, which writes nothing, not even a job record.
 
     Raises:
         MigrationError: The plan needs a table migration, or a transform that was not
@@ -279,12 +286,17 @@ def migrate(
     """
     check_segment_count(segments)
     out = out or sys.stderr
+    given_plan = plan is not None
     plan = plan if plan is not None else plan_changes(model, snapshot_doc)
     tables = {t.name: t for t in tables_of(model)}
-    needs_transform = _check_plan(plan, transform, dry_run=dry_run)
-    report = MigrationReport(dry_run=dry_run, needs_transform=needs_transform)
+    _refuse_table_migrations(plan)
+    report = MigrationReport(dry_run=dry_run)
+    report.needs_transform = _check_transforms(plan, transform, dry_run=dry_run)
+    options = _job_options(job, checkpoint, given_plan=given_plan) if not dry_run else None
     steps = TableSteps(db, out, poll_interval, timeout, dry_run=dry_run)
-    report.index_steps, ttl_switches = steps.apply_plan(plan, tables)
+    index_steps, ttl_switches = steps.apply_plan(plan, tables)
+    report.index_steps.extend(index_steps)
+    findings = Findings()
     work = MigrationWork(
         db,
         tables,
@@ -293,30 +305,38 @@ def migrate(
         dry_run=dry_run,
         page_size=page_size,
         max_attempts=max_attempts,
+        findings=findings,
     )
     state = _state(checkpoint, model, snapshot_doc, dry_run=dry_run)
     display = _Display(out, progress_interval, progress_bar, dry_run=dry_run)
-    counts = _run(
-        work, state, segments, steps, display, workers=workers, max_rcu=max_rcu, max_wcu=max_wcu
-    )
-    _fill(report, plan, counts, work.findings)
-    failed = {task.partition("/")[0] for task, s in report.rewrites.items() if s.failed}
-    report.ttl_steps, report.ttl_pending = steps.switch_ttls(tables, ttl_switches, failed)
+    if options is not None:
+        spec = migration_spec(
+            options.model,
+            snapshot_doc,
+            transform=options.transform,
+            segments=segments,
+            page_size=page_size,
+            max_attempts=max_attempts,
+        )
+        counts = _run_job(work, spec, options, steps, display, max_rcu=max_rcu, max_wcu=max_wcu)
+    else:
+        counts = _run(
+            work, state, segments, steps, display, workers=workers, max_rcu=max_rcu, max_wcu=max_wcu
+        )
+    _fill(report, plan, counts, findings)
+    failed = {task.partition("/")[0] for task, stats in report.rewrites.items() if stats.failed}
+    ttl_steps, ttl_pending = steps.switch_ttls(tables, ttl_switches, failed)
+    report.ttl_steps.extend(ttl_steps)
+    report.ttl_pending.extend(ttl_pending)
     out.write(report.to_text())
     out.flush()
     return report
 
 
-def _check_plan(
+def _check_transforms(
     plan: MigrationPlan, transform: Transforms, *, dry_run: bool
 ) -> dict[str, list[str]]:
-    """Refuse what no run can do; the rewrites that need a transform and got none.
-
-    Raises:
-        MigrationError: The plan needs a table migration, or (unless ``dry_run``) a
-            transform that was not supplied.
-    """
-    _refuse_table_migrations(plan)
+    """The rewrites that need a transform and got none: refused, unless a dry run."""
     rewrites = plan.rewrites()
     transforms = {f"{t}/{old}->{new}": transform_for(transform, new) for t, old, new in rewrites}
     missing = _missing_transforms(plan, transforms, bare=callable(transform))
@@ -332,7 +352,7 @@ def _check_plan(
 
 def _state(
     checkpoint: str | Path | None, model: Model, snapshot_doc: Mapping[str, Any], *, dry_run: bool
-) -> _Checkpoint:
+) -> Checkpoint:
     """The run's checkpoint: read from ``checkpoint`` (and saved there), or kept in memory.
 
     A dry run keeps its progress in memory: the real run must still scan everything. The
@@ -340,9 +360,25 @@ def _state(
     same entity rewritten again) must not read its segments as done.
     """
     if checkpoint is None or dry_run:
-        return _Checkpoint(None)
+        return Checkpoint(None)
     text = dumps(snapshot_doc) + snapshot_json(model)
-    return _Checkpoint.load(checkpoint, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    return Checkpoint.load(checkpoint, hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+def _job_options(
+    job: MigrationJob | str | None, checkpoint: str | Path | None, *, given_plan: bool
+) -> MigrationJob | None:
+    """How a real run's item work runs as a job (None: threads here)."""
+    if job is None:
+        return None
+    if checkpoint is not None:
+        raise MigrationError(
+            "a job keeps its progress in the table: give a checkpoint file or a job, not both"
+        )
+    options = MigrationJob(job_id=job) if isinstance(job, str) else job
+    if options.workers > 1 and given_plan:
+        raise MigrationError("worker processes rebuild the plan from the model: omit plan=")
+    return options
 
 
 async def migrate_async(
@@ -382,7 +418,7 @@ class _Display:
 
 def _run(
     work: MigrationWork,
-    state: _Checkpoint,
+    state: Checkpoint,
     segments: int,
     steps: TableSteps,
     display: _Display,
@@ -417,17 +453,17 @@ def _run(
         f"{verb} {', '.join(names)}",
         total_items or None,
         display.out,
-        done=_progress_counts(_sum(before)),
+        done=Counts(**progress_figures(_sum(before))),
         interval=display.interval,
         bar=display.bar,
         # A dry run rewrites nothing: its line shows what it read, skipped and would fail.
         wording=Wording(others=("skipped", "failed")) if display.dry_run else None,
     )
-    work.on_page = lambda counts: progress.update(**_progress_deltas(counts))
+    work.on_page = lambda counts: progress.update(**progress_figures(counts))
 
     def saving(unit: WorkUnit, ctx: UnitContext) -> None:
         name, segment = str(unit.spec["table"]), int(unit.spec["segment"])
-        work(unit, _Saving(ctx, state, _scan_task(name), segment))
+        work(unit, Saving(ctx, state, _scan_task(name), segment))
 
     try:
         if units:
@@ -444,6 +480,46 @@ def _run(
     return {name: _sum(state.segment_counts(_scan_task(name))) for name in names}
 
 
+def _run_job(
+    work: MigrationWork,
+    spec: Mapping[str, JsonValue],
+    options: MigrationJob,
+    steps: TableSteps,
+    display: _Display,
+    *,
+    max_rcu: float | None,
+    max_wcu: float | None,
+) -> dict[str, dict[str, int]]:
+    """The item work as a job kept in the first table it scans; the counts by table."""
+    names = [name for name in work.tables if work.routes.get(name)]
+    if not names:
+        return {}
+    expected = sum(steps.item_count(work.tables[name]) or 0 for name in names)
+
+    def progress(done: Counts) -> Progress:
+        return Progress(
+            f"migrate {', '.join(names)}",
+            expected or None,
+            display.out,
+            done=done,
+            interval=display.interval,
+            bar=display.bar,
+        )
+
+    counts = run_as_job(
+        work.db,
+        work.tables[names[0]],
+        work,
+        spec,
+        options,
+        max_rcu=max_rcu,
+        max_wcu=max_wcu,
+        expected=expected or None,
+        progress=progress,
+    )
+    return {name: counts.get(name, {}) for name in names}
+
+
 def _scan_task(table: str) -> str:
     return f"scan {table}"
 
@@ -454,49 +530,6 @@ def _sum(parts: Iterable[Mapping[str, int]]) -> dict[str, int]:
         for name, n in part.items():
             total[name] = total.get(name, 0) + n
     return total
-
-
-def _figure(counts: Mapping[str, int], suffix: str) -> int:
-    return sum(n for name, n in counts.items() if name.endswith(suffix))
-
-
-def _progress_deltas(counts: Mapping[str, int]) -> dict[str, int]:
-    return {
-        "scanned": counts.get("scanned", 0),
-        "rewritten": _figure(counts, "|rewritten"),
-        "skipped": counts.get("skipped", 0) + _figure(counts, "|unchanged"),
-        "failed": _figure(counts, "|failed") + _figure(counts, "|duplicates"),
-    }
-
-
-def _progress_counts(counts: Mapping[str, int]) -> Counts:
-    return Counts(**_progress_deltas(counts))
-
-
-class _Saving:
-    """A unit's context that also writes the checkpoint file after every page."""
-
-    def __init__(self, ctx: UnitContext, state: _Checkpoint, task: str, segment: int) -> None:
-        self.ctx = ctx
-        self.state = state
-        self.task = task
-        self.segment = segment
-
-    @property
-    def checkpoint(self) -> Mapping[str, JsonValue] | None:
-        return self.ctx.checkpoint
-
-    def save(self, checkpoint: Mapping[str, JsonValue] | None, counts: Mapping[str, int]) -> None:
-        self.ctx.save(checkpoint, counts)
-        start = None if checkpoint is None else checkpoint.get("last_key")
-        self.state.save(self.task, self.segment, start, False, counts)
-
-    def finish(self, counts: Mapping[str, int]) -> None:
-        self.ctx.finish(counts)
-        self.state.save(self.task, self.segment, None, True, counts)
-
-    def spend(self, *, rcu: float = 0.0, wcu: float = 0.0) -> None:
-        self.ctx.spend(rcu=rcu, wcu=wcu)
 
 
 # -- the report -------------------------------------------------------------------------
@@ -600,78 +633,3 @@ def _refuse_table_migrations(plan: MigrationPlan) -> None:
             f"table {first.table}: {first.subject}: {first.reason}. The runner does not "
             "copy tables; create the new table and copy the items yourself"
         )
-
-
-# -- checkpoint -------------------------------------------------------------------------
-
-
-class _Checkpoint:
-    """Per-segment scan progress and counts, saved after every page (atomically, by rename).
-
-    Until the job record of the job engine replaces it: ``{"version", "plan", "tasks":
-    {"scan TABLE": {"total_segments", "segments": {"0": {"done", "start_key", "stats"}}}}}``.
-    """
-
-    def __init__(self, path: Path | None, data: dict[str, Any] | None = None) -> None:
-        self.path = path
-        self.data: dict[str, Any] = data or {"version": CHECKPOINT_VERSION, "tasks": {}}
-        self.lock = threading.Lock()
-
-    @classmethod
-    def load(cls, path: str | Path, fingerprint: str) -> _Checkpoint:
-        path = Path(path)
-        if not path.exists():
-            checkpoint = cls(path)
-            checkpoint.data["plan"] = fingerprint
-            return checkpoint
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise MigrationError(
-                f"checkpoint {path}: unreadable ({exc}); delete it to restart"
-            ) from None
-        if not isinstance(data, dict) or data.get("version") != CHECKPOINT_VERSION:
-            raise MigrationError(
-                f"checkpoint {path}: not a version {CHECKPOINT_VERSION} checkpoint (written by "
-                "another singletable?); delete it to restart"
-            )
-        if data.setdefault("plan", fingerprint) != fingerprint:
-            raise MigrationError(
-                f"checkpoint {path}: written by another migration (another snapshot or "
-                "model); delete it to start this one, or pass another --checkpoint file"
-            )
-        return cls(path, data)
-
-    def task(self, name: str, segments: int) -> dict[str, Any]:
-        with self.lock:
-            tasks = self.data["tasks"]
-            if name not in tasks:
-                tasks[name] = {
-                    "total_segments": segments,
-                    "segments": {
-                        str(i): {"done": False, "start_key": None, "stats": {}}
-                        for i in range(segments)
-                    },
-                }
-            task: dict[str, Any] = tasks[name]
-            return task
-
-    def segment_counts(self, name: str) -> list[dict[str, int]]:
-        with self.lock:
-            segments = self.data["tasks"][name]["segments"].values()
-            return [dict(s["stats"]) for s in segments]
-
-    def save(
-        self, name: str, segment: int, start_key: Any, done: bool, counts: Mapping[str, int]
-    ) -> None:
-        with self.lock:
-            entry = self.data["tasks"][name]["segments"][str(segment)]
-            stats = entry["stats"]
-            for figure, n in counts.items():
-                stats[figure] = stats.get(figure, 0) + n
-            entry.update(done=done, start_key=start_key)
-            if self.path is None:
-                return
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text(json.dumps(self.data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-            os.replace(tmp, self.path)

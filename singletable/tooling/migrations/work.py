@@ -22,13 +22,21 @@ a connection.
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from types import ModuleType
+from typing import Any, TextIO
+
+from pydantic import BaseModel
 
 from singletable.attributes.size import item_size
+from singletable.errors import JobError
 from singletable.model.jobs import is_reserved_item
+from singletable.model.plan import plan_of
 from singletable.model.table import Table
 from singletable.model.unique import FIELD_JOIN
 from singletable.operations.protocol import Call, Operation, Step
@@ -77,16 +85,19 @@ class Duplicate:
 class Findings:
     """What the units of one process found beyond counts: errors and duplicate values.
 
-    Shared by the units (thread-safe); a job spread over machines reports these in each
-    worker's output.
+    Shared by the units (thread-safe). The counts of a job reach whoever reads it, but
+    these stay in the worker that found them: a worker of a job (`MIGRATE_KIND`) writes
+    each to ``echo`` (its stderr) as it is found.
     """
 
     errors: dict[str, list[str]] = field(default_factory=dict)
     duplicates: dict[str, dict[str, Duplicate]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    echo: TextIO | None = None
 
     def error(self, task: str, message: str) -> None:
         """Keep the first five error messages of a task."""
+        self._echo(f"{task}: failed: {message}")
         with self.lock:
             errors = self.errors.setdefault(task, [])
             if len(errors) < 5:
@@ -94,11 +105,16 @@ class Findings:
 
     def duplicate(self, task: str, guard: str, values: dict[str, Any], holders: list[Item]) -> None:
         """Record the holders of a value another item holds (merged by guard key)."""
+        self._echo(f"{task}: duplicate {values}: held by {holders}")
         with self.lock:
             entry = self.duplicates.setdefault(task, {}).setdefault(guard, Duplicate(values))
             for holder in holders:
                 if holder not in entry.holders:
                     entry.holders.append(holder)
+
+    def _echo(self, line: str) -> None:
+        if self.echo is not None:
+            print(f"singletable migrate: {line}", file=self.echo, flush=True)
 
 
 @dataclass
@@ -303,6 +319,20 @@ def _add(counts: dict[str, int], name: str, n: int) -> None:
         counts[name] = counts.get(name, 0) + n
 
 
+def _figure(counts: Mapping[str, int], suffix: str) -> int:
+    return sum(n for name, n in counts.items() if name.endswith(suffix))
+
+
+def progress_figures(counts: Mapping[str, int]) -> dict[str, int]:
+    """What a progress display shows of a migration's counts (a page's, a job's)."""
+    return {
+        "scanned": counts.get("scanned", 0),
+        "rewritten": _figure(counts, "|rewritten"),
+        "skipped": counts.get("skipped", 0) + _figure(counts, "|unchanged"),
+        "failed": _figure(counts, "|failed") + _figure(counts, "|duplicates"),
+    }
+
+
 # -- building the work from a plan ------------------------------------------------------
 
 
@@ -369,10 +399,34 @@ def created_indexes(plan: MigrationPlan) -> dict[str, list[str]]:
 
 
 def load_object(path: str) -> Any:
-    """``"pkg.mod:attr"`` (or ``"pkg.mod"``) imported."""
-    module_name, _, attribute = path.partition(":")
-    module = importlib.import_module(module_name)
+    """``"pkg.mod:attr"``, ``"pkg.mod"`` or ``"path/to/file.py:attr"`` imported.
+
+    A file is loaded as a module named after it (as the CLI loads a model file), so a
+    worker process given the CLI's model reference finds the same classes.
+    """
+    module_name, _, attribute = path.rpartition(":") if ".py:" in path else path.partition(":")
+    if module_name.endswith(".py"):
+        file = Path(module_name)
+        module = sys.modules.get(file.stem)
+        if module is None or getattr(module, "__file__", None) != str(file):
+            spec = importlib.util.spec_from_file_location(file.stem, file)
+            if spec is None or spec.loader is None:
+                raise JobError(f"cannot load {module_name}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[file.stem] = module
+            spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(module_name)
     return getattr(module, attribute) if attribute else module
+
+
+def model_tables(value: Any) -> list[Table]:
+    """The tables a model reference resolved to: tables, an entity class, a module's tables."""
+    if isinstance(value, ModuleType):
+        return list({id(v): v for v in vars(value).values() if isinstance(v, Table)}.values())
+    if isinstance(value, type) and issubclass(value, BaseModel):
+        return [plan_of(value).table]
+    return tables_of(value)
 
 
 @dataclass(frozen=True)
@@ -394,8 +448,12 @@ class MigrateKind:
 
     def work(self, spec: Mapping[str, JsonValue], executor: Any) -> MigrationWork:
         """The work of the job's units, sending its requests through ``executor``."""
-        model = load_object(str(spec["model"]))
-        tables = {t.name: t for t in tables_of(model)}
+        if not spec.get("model"):
+            raise JobError(
+                "this migrate job was started without the model's import path (spec "
+                "'model'): only the process that started it can work on it"
+            )
+        tables = {t.name: t for t in model_tables(load_object(str(spec["model"])))}
         snapshot_doc = load_snapshot(str(spec["snapshot"]), source="job spec snapshot")
         transform = load_object(str(spec["transform"])) if spec.get("transform") else None
         plan = plan_changes(list(tables.values()), snapshot_doc)
@@ -408,6 +466,8 @@ class MigrateKind:
             dry_run=bool(spec.get("dry_run", False)),
             page_size=None if page_size is None else int(page_size),
             max_attempts=int(spec.get("max_attempts", 25)),
+            # This worker's findings are seen nowhere else: say them as they come.
+            findings=Findings(echo=sys.stderr),
         )
 
 

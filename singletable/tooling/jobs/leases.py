@@ -289,6 +289,17 @@ def _put_new_request(table: Table, item: Item) -> dict[str, Any]:
     return request
 
 
+def _applied(action: str, request: dict[str, Any]) -> Step[bool]:
+    """Send a conditional write: whether it was applied (False: its condition failed)."""
+    try:
+        yield Call(action, request)
+    except ServiceError as exc:
+        if not _condition_failed(exc):
+            raise
+        return False
+    return True
+
+
 def _condition_failed(exc: ServiceError) -> bool:
     return exc.code == _CONDITION_FAILED
 
@@ -312,13 +323,7 @@ class PutJob(Operation[bool]):
 
     def steps(self) -> Step[bool]:
         """Put; a record already there is not an error (starting a job is idempotent)."""
-        try:
-            yield Call(self.action, self.params())
-        except ServiceError as exc:
-            if not _condition_failed(exc):
-                raise
-            return False
-        return True
+        return (yield from _applied(self.action, self.params()))
 
 
 class PutUnit(Operation[bool]):
@@ -351,13 +356,7 @@ class PutUnit(Operation[bool]):
 
     def steps(self) -> Step[bool]:
         """Put; a unit already there is kept as it is (a job started twice)."""
-        try:
-            yield Call(self.action, self.params())
-        except ServiceError as exc:
-            if not _condition_failed(exc):
-                raise
-            return False
-        return True
+        return (yield from _applied(self.action, self.params()))
 
 
 # -- reading a job -----------------------------------------------------------------------
@@ -542,13 +541,7 @@ class RenewLease(Operation[bool]):
 
     def steps(self) -> Step[bool]:
         """Renew; a failed condition means another worker took the unit (or it is done)."""
-        try:
-            yield Call(self.action, self.params())
-        except ServiceError as exc:
-            if not _condition_failed(exc):
-                raise
-            return False
-        return True
+        return (yield from _applied(self.action, self.params()))
 
 
 class SaveUnit(Operation[Lease]):
@@ -656,13 +649,7 @@ class ReleaseUnit(Operation[bool]):
 
     def steps(self) -> Step[bool]:
         """Release; False when the lease was already lost."""
-        try:
-            yield Call(self.action, self.params())
-        except ServiceError as exc:
-            if not _condition_failed(exc):
-                raise
-            return False
-        return True
+        return (yield from _applied(self.action, self.params()))
 
 
 class SetJobState(Operation[bool]):
@@ -688,10 +675,4 @@ class SetJobState(Operation[bool]):
 
     def steps(self) -> Step[bool]:
         """Update; a job in another state (or none) is False."""
-        try:
-            yield Call(self.action, self.params())
-        except ServiceError as exc:
-            if not _condition_failed(exc):
-                raise
-            return False
-        return True
+        return (yield from _applied(self.action, self.params()))

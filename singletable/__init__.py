@@ -235,8 +235,8 @@ _publish_here()
 # never touch them, and importing them costs start-up time (issue 13).
 _LAZY: dict[str, str] = {
     "AsyncConnection": "singletable.io.async_connection",
-    "CapacityEstimate": "singletable.tooling.cost.capacity",
-    "CapacityLine": "singletable.tooling.cost.capacity",
+    "CapacityEstimate": "singletable.tooling.cost.report",
+    "CapacityLine": "singletable.tooling.cost.report",
     "Change": "singletable.tooling.migrations.planner",
     "ChangeClass": "singletable.tooling.migrations.planner",
     "ChangeRecord": "singletable.streams",
@@ -284,13 +284,9 @@ if TYPE_CHECKING:
     )
     from singletable.tooling.bulk.export import ExportResult, export
     from singletable.tooling.bulk.load import LoadResult, load
-    from singletable.tooling.cost.capacity import (
-        CapacityEstimate,
-        CapacityLine,
-        estimate_capacity,
-        explain,
-    )
+    from singletable.tooling.cost.capacity import estimate_capacity, explain
     from singletable.tooling.cost.lint import LintWarning, lint_model, lint_report
+    from singletable.tooling.cost.report import CapacityEstimate, CapacityLine
     from singletable.tooling.definitions.schema import (
         cloudformation_resource,
         cloudformation_template,

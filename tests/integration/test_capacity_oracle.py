@@ -37,7 +37,7 @@ from singletable.operations.batch import BatchGet, BatchWrite
 from singletable.operations.items import Delete, Get, Put
 from singletable.operations.transactions import TransactGet, TransactWrite
 from singletable.operations.update import Update
-from singletable.tooling.cost.capacity import CapacityEstimate, estimate_capacity
+from singletable.tooling.cost import CapacityEstimate, estimate_capacity
 from singletable.types import Item
 
 if TYPE_CHECKING:

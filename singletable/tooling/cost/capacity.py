@@ -66,30 +66,11 @@ from singletable.operations.update import (
 )
 from singletable.tooling.cost.billing import item_read_line, page_lines, single_write
 from singletable.tooling.cost.report import CapacityEstimate, CapacityLine
-from singletable.tooling.cost.sizes import (
-    LSI_ENTRY_OVERHEAD_BYTES,
-    READ_BLOCK_BYTES,
-    WRITE_BLOCK_BYTES,
-    index_entry,
-    read_units,
-    write_units,
-)
 
 if TYPE_CHECKING:
     from singletable.operations.protocol import Operation
 
-__all__ = [
-    "READ_BLOCK_BYTES",
-    "WRITE_BLOCK_BYTES",
-    "CapacityEstimate",
-    "CapacityLine",
-    "LSI_ENTRY_OVERHEAD_BYTES",
-    "EstimateError",
-    "estimate_capacity",
-    "index_entry",
-    "read_units",
-    "write_units",
-]
+__all__ = ["estimate_capacity", "explain"]
 
 
 def _table_by_name(name: str, tables: Iterable[Table], what: str) -> Table:

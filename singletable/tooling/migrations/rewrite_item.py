@@ -49,7 +49,8 @@ from singletable.operations.guarded import (
 )
 from singletable.operations.protocol import Call, Operation, Sleep, Step
 from singletable.operations.transactions import TransactWrite
-from singletable.tooling.cost.capacity import estimate_capacity, read_units
+from singletable.tooling.cost.capacity import estimate_capacity
+from singletable.tooling.cost.sizes import read_units
 from singletable.tooling.migrations.rewrite import EntityRewrite, Unconvertible
 from singletable.types import Item
 

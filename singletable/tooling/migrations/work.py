@@ -41,7 +41,8 @@ from singletable.model.table import Table
 from singletable.model.unique import FIELD_JOIN
 from singletable.operations.protocol import Call, Operation, Step
 from singletable.operations.scan import Scan
-from singletable.tooling.cost.capacity import estimate_capacity, index_entry, write_units
+from singletable.tooling.cost.capacity import estimate_capacity
+from singletable.tooling.cost.sizes import index_entry, write_units
 from singletable.tooling.jobs.units import JsonValue, UnitContext, WorkUnit
 from singletable.tooling.migrations.planner import MigrationPlan, plan_changes
 from singletable.tooling.migrations.rewrite import EntityRewrite, Transform, split_id

@@ -17,13 +17,9 @@ from singletable.model.plan import IndexKeys
 from singletable.model.table import GSI, LSI, Projection, Table
 from singletable.operations.batch import BatchGet, BatchWrite
 from singletable.operations.transactions import TransactGet, TransactWrite
-from singletable.tooling.cost.capacity import (
-    CapacityEstimate,
-    estimate_capacity,
-    index_entry,
-    read_units,
-    write_units,
-)
+from singletable.tooling.cost.capacity import estimate_capacity
+from singletable.tooling.cost.report import CapacityEstimate
+from singletable.tooling.cost.sizes import index_entry, read_units, write_units
 from singletable.types import Item
 
 app = Table(

@@ -16,11 +16,8 @@ from pydantic import Field
 
 import singletable as st
 from singletable.attributes.size import item_size
-from singletable.tooling.cost.capacity import (
-    LSI_ENTRY_OVERHEAD_BYTES,
-    estimate_capacity,
-    index_entry,
-)
+from singletable.tooling.cost.capacity import estimate_capacity
+from singletable.tooling.cost.sizes import LSI_ENTRY_OVERHEAD_BYTES, index_entry
 
 table = st.Table(
     "exact",

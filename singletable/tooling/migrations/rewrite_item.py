@@ -213,11 +213,21 @@ class RewriteItem(Operation[Outcome]):
             except Unconvertible as exc:
                 return self._failed(out, current, str(exc))
             except _KeyTaken:
-                return self._failed(
-                    out,
-                    current,
-                    "its new key already holds an item (two old keys map to one new key?)",
-                )
+                # The new key is taken. By this very item, when another worker moved it
+                # meanwhile (one that took the unit over, a second run): read it again
+                # before calling it a clash; only an old item still there as it was is one.
+                response = yield Call("get_item", read_request(r.plan, old_key, "INDEXES"))
+                out.reported_read_units += consumed(response)
+                fresh = response.get("Item")
+                if fresh is not None and fresh == current:
+                    return self._failed(
+                        out,
+                        current,
+                        "its new key already holds an item (two old keys map to one new key?)",
+                    )
+                current = fresh
+                retried = True
+                continue
             except _Conflict:
                 out.conflicts += 1
                 retried = True

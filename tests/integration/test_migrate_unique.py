@@ -162,7 +162,7 @@ def test_a_key_move_leaves_guards_naming_the_new_key(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
     db, before = seeded(dynamodb_client, table_name, pk="C#{cid}")
-    table, _ = customers(table_name, pk="CUST#{cid}")
+    table, cls = customers(table_name, pk="CUST#{cid}")
     report = st.migrate(db, table, before, out=io.StringIO())
     [stats] = report.rewrites.values()
     assert (stats.moved, stats.failed) == (5, 0)

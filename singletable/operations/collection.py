@@ -89,6 +89,7 @@ class CollectionQuery(BaseQuery["BaseModel"]):
     def __init__(self, collection: Collection, values: Mapping[str, Any]) -> None:
         super().__init__(collection.table)
         self.collection = collection
+        self.subject = collection.name
         key_plan = collection.key_plans[0]
         unknown = [
             k for k in values if k not in key_plan.pk.fields and not self._shared_sk_field(k)

@@ -489,7 +489,12 @@ def guarded_steps(write: GuardedWrite) -> Step[Item | None]:
         old = write.known
         stored: Item | None = None
         if read:
-            response = yield Call("get_item", read_request(plan, request.key, request.capacity))
+            response = yield Call(
+                "get_item",
+                read_request(plan, request.key, request.capacity),
+                operation=request.action,
+                subject=plan.name,
+            )
             stored = response.get("Item")
             if stored is None and write.missing == "fail":
                 raise condition_failure(None)
@@ -498,12 +503,17 @@ def guarded_steps(write: GuardedWrite) -> Step[Item | None]:
                 # reports its condition, as the plain request would; it can never write.
                 if request.condition is not None:
                     not_there = key_ref(plan.table.pk).not_exists()
-                    yield Call(request.action, request.params(not_there))
+                    yield Call(request.action, request.params(not_there), subject=plan.name)
                 return None
             old = stored_values(plan, stored, plan.unique_fields()) if stored else None
         entries = write_entries(write, old)
         try:
-            yield Call("transact_write_items", transact_request(entries, request.capacity))
+            yield Call(
+                "transact_write_items",
+                transact_request(entries, request.capacity),
+                operation=request.action,
+                subject=plan.name,
+            )
         except ServiceError as exc:
             if exc.code != "TransactionCanceledException":
                 raise
@@ -524,7 +534,12 @@ def guarded_steps(write: GuardedWrite) -> Step[Item | None]:
             yield _sleep(attempt)
             continue
         if write.read_back:
-            response = yield Call("get_item", read_request(plan, request.key, request.capacity))
+            response = yield Call(
+                "get_item",
+                read_request(plan, request.key, request.capacity),
+                operation=request.action,
+                subject=plan.name,
+            )
             after: Item | None = response.get("Item")
             return after
         return stored

@@ -84,6 +84,7 @@ class Put(Operation[E]):
         keep_version: bool = False,
     ) -> None:
         self.plan = plan_of(type(obj))
+        self.subject = self.plan.name
         self.create = create
         version_field = self.plan.version_field
         #: The version written is the object's own (see the class docs), not the next one.
@@ -164,7 +165,7 @@ class Put(Operation[E]):
             if self.plan.unique:
                 yield from guarded_steps(self.guarded())
             else:
-                yield Call(self.action, self.params())
+                yield Call(self.action, self.params(), subject=self.subject)
         except ServiceError as exc:
             if exc.code != "ConditionalCheckFailedException":
                 raise
@@ -232,6 +233,7 @@ class Get(Operation["E | None"]):
         capacity: ReturnCapacity | None = None,
     ) -> None:
         self.plan = plan
+        self.subject = plan.name
         self.key_values = split_key_values(plan, key, what="get")
         self.key = plan.key_from_values(self.key_values)
         self.consistent = consistent
@@ -264,6 +266,7 @@ class ProjectedGet(Operation["dict[str, Any] | None"]):
 
     def __init__(self, get: Get[Any], fields: Sequence[str]) -> None:
         self.get = get
+        self.subject = get.subject
         self.fields = tuple(fields)
         for name in self.fields:
             if name not in get.plan.fields:
@@ -310,6 +313,7 @@ class Delete(Operation["E | None"]):
         unique_values: Mapping[str, Any] | None = None,
     ) -> None:
         self.plan = plan
+        self.subject = plan.name
         self.key = plan.key_from_values(split_key_values(plan, key, what="delete"))
         #: The unique fields' stored values, when known (a delete of an object): the
         #: guards to release without reading the item first.
@@ -370,7 +374,7 @@ class Delete(Operation["E | None"]):
                 stored = yield from guarded_steps(self.guarded())
                 old = stored if self.return_old else None
             else:
-                response = yield Call(self.action, self.params())
+                response = yield Call(self.action, self.params(), subject=self.subject)
                 old = response.get("Attributes")
         except ServiceError as exc:
             if exc.code != "ConditionalCheckFailedException":

@@ -51,6 +51,12 @@ class Call:
     #: write checks all its items before its first call, so that bad text in its last
     #: chunk is refused before the first is sent, and not walked twice).
     text_checked: bool = field(default=False, compare=False, repr=False)
+    #: What the call is part of, for telemetry (`singletable.io.telemetry`): the action
+    #: the whole operation is named after when it differs from this call's (a guarded
+    #: ``put_item`` reads and runs a transaction) and its subject (an entity or a
+    #: collection). Neither is sent to DynamoDB.
+    operation: str | None = field(default=None, compare=False, repr=False)
+    subject: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.text_checked:
@@ -87,6 +93,8 @@ class Operation(ABC, Generic[R_co]):
     """A pure description of one operation (possibly several calls, e.g. batch retries)."""
 
     action: ClassVar[str]
+    #: The entity (or collection) the operation is about, for telemetry (``None``: none).
+    subject: str | None = None
 
     @abstractmethod
     def params(self) -> dict[str, Any]:
@@ -94,7 +102,7 @@ class Operation(ABC, Generic[R_co]):
 
     def steps(self) -> Step[R_co]:
         """The calls this operation makes, as a generator the executor drives."""
-        response = yield Call(self.action, self.params())
+        response = yield Call(self.action, self.params(), subject=self.subject)
         return self.parse(response)
 
     def parse(self, response: dict[str, Any]) -> R_co:

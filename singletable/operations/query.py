@@ -73,6 +73,7 @@ class EntityQuery(BaseQuery[E]):
     ) -> None:
         super().__init__(plan.table)
         self.plan = plan
+        self.subject = plan.name
         self.key_plan = plan.key_plan(index)
         self._values = dict(values)
         unknown = [k for k in values if k not in self.key_plan.fields]
@@ -392,7 +393,7 @@ class EntityQuery(BaseQuery[E]):
         request = self._count_request()
         excluded = self._excluded_key()
         while True:
-            response = yield Call("query", request)
+            response = yield Call("query", request, subject=self.subject)
             if excluded is None:
                 yield Emit(int(response.get("Count", 0)))
             else:

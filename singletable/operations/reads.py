@@ -116,6 +116,9 @@ def same_version(plan: EntityPlan, item: Item) -> bool:
 class BaseQuery(Generic[T]):
     """Options shared by entity queries, collection queries and scans."""
 
+    #: The entity or collection read, for telemetry (``None``: any).
+    subject: str | None = None
+
     def __init__(self, table: Table) -> None:
         self.table = table
         self._filter: Condition | None = None
@@ -286,7 +289,7 @@ class BaseQuery(Generic[T]):
         sk_attribute = self._sort_attribute()
         query_fp: dict[str, str] | None = None  # computed when the first cursor is made
         while True:
-            response = yield Call(self.action, request)
+            response = yield Call(self.action, request, subject=self.subject)
             page: Page[T] = Page([], None)
             page.consumed_capacity = float(
                 (response.get("ConsumedCapacity") or {}).get("CapacityUnits", 0.0)

@@ -49,6 +49,7 @@ class Scan(BaseQuery[T]):
     ) -> None:
         super().__init__(table)
         self.plan = plan
+        self.subject = plan.name if plan is not None else None
         self.index = index
         self._segment: tuple[int, int] | None = None
         if plan is not None:

@@ -80,6 +80,7 @@ class Update(Builder, Operation[E]):
         capacity: ReturnCapacity | None = None,
     ) -> None:
         self.plan = plan
+        self.subject = plan.name
         self.key_values = split_key_values(plan, key, what="update")
         self.key = plan.key_from_values(self.key_values)
         self.upsert = upsert
@@ -559,7 +560,7 @@ class Update(Builder, Operation[E]):
             if touched:
                 stored = yield from guarded_steps(self.guarded(touched))
             else:
-                response = yield Call(self.action, self.params())
+                response = yield Call(self.action, self.params(), subject=self.subject)
                 stored = response["Attributes"]
         except ServiceError as exc:
             if exc.code != "ConditionalCheckFailedException":

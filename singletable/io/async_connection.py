@@ -29,6 +29,7 @@ from singletable.io.common import (
     request_error,
     resume,
 )
+from singletable.io.telemetry import OperationTrace, observe_throttles, operation_trace
 from singletable.model.table import Table
 from singletable.operations.protocol import Call, Operation, Sleep
 from singletable.operations.stream import Emit, Stream
@@ -79,6 +80,8 @@ class AsyncConnection:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         self._client: Any = client
+        if client is not None:
+            observe_throttles(client)
         self._session = session
         self._region_name = region_name
         self._endpoint_url = endpoint_url
@@ -125,6 +128,7 @@ class AsyncConnection:
             )
         except NoRegionError:
             raise no_region_error() from None
+        observe_throttles(self._client)
         self._exit_stack = stack
         return self
 
@@ -167,26 +171,45 @@ class AsyncConnection:
         self.meter.record(action, response)
         return response
 
-    async def _perform(self, step: Call | Sleep) -> Outcome:
+    async def _perform(self, step: Call | Sleep, trace: OperationTrace | None) -> Outcome:
         if isinstance(step, Sleep):
+            if trace is not None:
+                trace.sleep(step)
             await self._sleep(step.seconds)
             return None
+        if trace is None:
+            try:
+                return await self.call(step.action, step.params)
+            except ServiceError as exc:
+                return exc
+        outcome: Outcome = None
+        trace.before(step)
         try:
-            return await self.call(step.action, step.params)
+            outcome = await self.call(step.action, step.params)
         except ServiceError as exc:
-            return exc
+            outcome = exc
+        finally:
+            trace.after(step, outcome)
+        return outcome
 
     # -- operations and streams ------------------------------------------------------
 
     async def execute(self, operation: Operation[R]) -> R:
         """Run an operation to completion and return its result."""
         steps = operation.steps()
+        trace = operation_trace("async", self.transport)
         try:
             step = next(steps)
             while True:
-                step = resume(steps, await self._perform(step))
+                step = resume(steps, await self._perform(step, trace))
         except StopIteration as done:
+            if trace is not None:
+                trace.end()
             return done.value  # type: ignore[no-any-return]
+        except BaseException as exc:
+            if trace is not None:
+                trace.end(exc)
+            raise
 
     async def stream(self, stream: Stream[T]) -> AsyncIterator[T]:
         """Drive a query/scan stream, yielding what it emits (lazily, page by page).
@@ -194,6 +217,8 @@ class AsyncConnection:
         A request is sent only when the consumer asks for a value past the last page
         received: leaving the ``async for`` sends nothing more.
         """
+        trace = operation_trace("async", self.transport)
+        error: BaseException | None = None
         try:
             out = next(stream)
             while True:
@@ -201,11 +226,16 @@ class AsyncConnection:
                     yield out.value
                     out = stream.send(None)
                 else:
-                    out = resume(stream, await self._perform(out))
+                    out = resume(stream, await self._perform(out, trace))
         except StopIteration:
             return
+        except BaseException as exc:
+            error = exc
+            raise
         finally:
             stream.close()
+            if trace is not None:
+                trace.end(error)
 
     # -- table lifecycle (development and tests) -------------------------------------
 

@@ -28,6 +28,7 @@ from singletable.io.common import (
     resume,
 )
 from singletable.io.lean import lean_transport
+from singletable.io.telemetry import OperationTrace, lean_sender, observe_throttles, operation_trace
 from singletable.model.table import Table
 from singletable.operations.protocol import Call, Operation, Sleep
 from singletable.operations.stream import Emit, Stream
@@ -106,7 +107,10 @@ class Connection:
                 raise no_region_error() from None
         self.client = client
         lean = lean_transport(client) if _transport_name(transport) == "lean" else None
-        self._send: Any = lean.send if lean is not None else self._send_boto3
+        self._send: Any = (
+            lean_sender(lean.send, lean.supports, client) if lean is not None else self._send_boto3
+        )
+        observe_throttles(client)
         #: The transport actually in use (``"lean"`` may fall back to ``"boto3"``).
         self.transport: TransportName = "lean" if lean is not None else "boto3"
         self.meter = CapacityMeter()
@@ -137,29 +141,50 @@ class Connection:
         response: dict[str, Any] = getattr(self.client, action)(**params)
         return response
 
-    def _perform(self, step: Call | Sleep) -> Outcome:
+    def _perform(self, step: Call | Sleep, trace: OperationTrace | None) -> Outcome:
         if isinstance(step, Sleep):
+            if trace is not None:
+                trace.sleep(step)
             self._sleep(step.seconds)
             return None
+        if trace is None:
+            try:
+                return self.call(step.action, step.params)
+            except ServiceError as exc:
+                return exc
+        outcome: Outcome = None
+        trace.before(step)
         try:
-            return self.call(step.action, step.params)
+            outcome = self.call(step.action, step.params)
         except ServiceError as exc:
-            return exc
+            outcome = exc
+        finally:
+            trace.after(step, outcome)
+        return outcome
 
     # -- operations and streams ------------------------------------------------------
 
     def execute(self, operation: Operation[R]) -> R:
         """Run an operation to completion and return its result."""
         steps = operation.steps()
+        trace = operation_trace("sync", self.transport)
         try:
             step = next(steps)
             while True:
-                step = resume(steps, self._perform(step))
+                step = resume(steps, self._perform(step, trace))
         except StopIteration as done:
+            if trace is not None:
+                trace.end()
             return done.value  # type: ignore[no-any-return]
+        except BaseException as exc:
+            if trace is not None:
+                trace.end(exc)
+            raise
 
     def stream(self, stream: Stream[T]) -> Iterator[T]:
         """Drive a query/scan stream, yielding what it emits (lazily, page by page)."""
+        trace = operation_trace("sync", self.transport)
+        error: BaseException | None = None
         try:
             out = next(stream)
             while True:
@@ -167,11 +192,16 @@ class Connection:
                     yield out.value
                     out = stream.send(None)
                 else:
-                    out = resume(stream, self._perform(out))
+                    out = resume(stream, self._perform(out, trace))
         except StopIteration:
             return
+        except BaseException as exc:
+            error = exc
+            raise
         finally:
             stream.close()
+            if trace is not None:
+                trace.end(error)
 
     # -- table lifecycle (development and tests) -------------------------------------
 

@@ -24,6 +24,7 @@ and the `Table` whose entities wrote them. Each record becomes a `ChangeRecord`:
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast, get_args
@@ -288,6 +289,16 @@ class DispatchReport:
         return batch_item_failures([] if self.failed is None else [self.failed])
 
 
+#: What runs each record's handlers (``run()``) around them, e.g. in a span that continues
+#: the trace the record's item carries (`singletable.io.telemetry.stream_tracing`).
+Around = Callable[["ChangeRecord", Callable[[], None]], None]
+
+
+def _run(handlers: Sequence[Handler], record: ChangeRecord) -> None:
+    for handler in handlers:
+        handler(record)
+
+
 class StreamRouter:
     """Dispatch decoded stream records to handlers per entity and event.
 
@@ -304,10 +315,15 @@ class StreamRouter:
     Records are processed in order; at the first record whose handler raises, processing
     stops and the response names that record, so Lambda retries it and the records after
     it, keeping each item's changes in order.
+
+    ``around``, when given, runs each record's handlers (``around(record, run)`` calls
+    ``run()``): `singletable.io.telemetry.stream_tracing` makes it a span per record that
+    continues the trace the record's item carries.
     """
 
-    def __init__(self, table: Table) -> None:
+    def __init__(self, table: Table, *, around: Around | None = None) -> None:
         self.table = table
+        self._around = around
         self._handlers: dict[tuple[type[BaseModel], EventName], list[Handler]] = {}
         self._unknown: list[Handler] = []
         self._guard: list[Handler] = []
@@ -361,8 +377,10 @@ class StreamRouter:
             try:
                 record = decode_record(self.table, raw, lambda_json=lambda_json)
                 targets = self._targets(record)
-                for handler in targets:
-                    handler(record)
+                if targets and self._around is not None:
+                    self._around(record, functools.partial(_run, targets, record))
+                else:
+                    _run(targets, record)
             except Exception as exc:  # reported to Lambda for a retry, not lost
                 report.failed = str((raw.get("dynamodb") or {}).get("SequenceNumber", ""))
                 report.error = exc

@@ -61,7 +61,9 @@ __all__ = [
     "lean_sender",
     "observe_throttles",
     "operation_trace",
+    "stream_tracing",
     "throttle_observer",
+    "traceparent",
 ]
 
 #: The version of OpenTelemetry's semantic conventions the attribute names follow.
@@ -691,3 +693,72 @@ def lean_sender(
         return _client_call(send, action, params, client, instruments.tracer)
 
     return traced_send
+
+
+# -- streams: the trace an item carries ---------------------------------------------------
+
+#: The attribute `stream_tracing` reads a W3C ``traceparent`` from, by default.
+TRACEPARENT_ATTRIBUTE = "traceparent"
+
+
+def traceparent() -> str | None:
+    """The current span's W3C ``traceparent``, to store in an item a stream handler will see.
+
+    ``None`` when nothing is traced (no API loaded, no SDK, no current span).
+    """
+    if _resolve() is None:
+        return None
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
+        return None
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+
+
+def _carried_context(image: Mapping[str, Any] | None, attribute: str) -> Any:
+    value = (image or {}).get(attribute)
+    text = value.get("S") if isinstance(value, Mapping) else None
+    if not isinstance(text, str):
+        return None
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    carried = TraceContextTextMapPropagator().extract({"traceparent": text})
+    # A malformed value extracts to an empty context: start a trace of its own then.
+    return carried if trace.get_current_span(carried).get_span_context().is_valid else None
+
+
+def stream_tracing(
+    attribute: str = TRACEPARENT_ATTRIBUTE,
+) -> Callable[[Any, Callable[[], None]], None]:
+    """A `singletable.StreamRouter` ``around`` hook: each record's handlers in a span.
+
+    The span (kind CONSUMER, ``process <entity> <event>``) continues the trace whose W3C
+    ``traceparent`` the record's new image (else its old image) holds in ``attribute``,
+    a string field the writer set with `traceparent`; without one it starts a trace.
+    DynamoDB Streams carries no trace context of its own: the item is where it travels.
+    """
+
+    def around(record: Any, run: Callable[[], None]) -> None:
+        instruments = _resolve()
+        if instruments is None:
+            run()
+            return
+        entity = record.entity.__name__ if record.entity is not None else "record"
+        parent = _carried_context(record.new_image, attribute)
+        if parent is None:
+            parent = _carried_context(record.old_image, attribute)
+        attributes: dict[str, Any] = {
+            "db.system.name": "aws.dynamodb",
+            "singletable.entity": entity,
+            "singletable.stream.event": record.event,
+        }
+        if record.event_id is not None:
+            attributes["messaging.message.id"] = record.event_id
+        with instruments.tracer.start_as_current_span(
+            f"process {entity} {record.event}",
+            context=parent,
+            kind=SpanKind.CONSUMER,
+            attributes=attributes,
+        ):
+            run()
+
+    return around

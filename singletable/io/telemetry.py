@@ -37,7 +37,8 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlparse
@@ -58,12 +59,14 @@ StatusCode: Any = None
 __all__ = [
     "SEMCONV",
     "OperationTrace",
+    "job_progress",
     "lean_sender",
     "observe_throttles",
     "operation_trace",
     "stream_tracing",
     "throttle_observer",
     "traceparent",
+    "unit_span",
 ]
 
 #: The version of OpenTelemetry's semantic conventions the attribute names follow.
@@ -129,6 +132,11 @@ class _Instruments:
             "singletable.retries",
             unit="{retry}",
             description="Requests sent again: botocore's retries and batch backoffs",
+        )
+        self.job_items = meter.create_counter(
+            "singletable.job.items",
+            unit="{item}",
+            description="Progress of bulk jobs: items scanned, rewritten, written, skipped, failed",
         )
         self.duration = meter.create_histogram(
             "singletable.operation.duration",
@@ -762,3 +770,47 @@ def stream_tracing(
             run()
 
     return around
+
+
+# -- bulk jobs: a span per unit, progress through the meter ------------------------------
+
+
+@contextmanager
+def unit_span(
+    kind: str, job_id: str, index: int, total: int, spec: Mapping[str, Any]
+) -> Iterator[None]:
+    """A span around one unit of a job (``migrate segment``, ``load unit``...).
+
+    The unit's operations are its children. A scan segment (``spec`` has ``segment``) is
+    named ``<kind> segment``, any other unit ``<kind> unit``.
+    """
+    instruments = _resolve()
+    if instruments is None:
+        yield
+        return
+    attributes: dict[str, Any] = {
+        "singletable.job.id": job_id,
+        "singletable.job.kind": kind,
+        "singletable.unit.index": index,
+        "singletable.unit.total": total,
+    }
+    if isinstance(spec.get("table"), str):
+        attributes["db.collection.name"] = spec["table"]
+    if isinstance(spec.get("segment"), int):
+        attributes["aws.dynamodb.segment"] = spec["segment"]
+        attributes["aws.dynamodb.total_segments"] = spec.get("segments", total)
+    what = "segment" if "segment" in spec else "unit"
+    with instruments.tracer.start_as_current_span(f"{kind} {what}", attributes=attributes):
+        yield
+
+
+def job_progress(task: str, counts: Mapping[str, int]) -> None:
+    """Add a bulk task's progress to the ``singletable.job.items`` counter (by count name)."""
+    instruments = _resolve()
+    if instruments is None:
+        return
+    for name, n in counts.items():
+        if n:
+            instruments.job_items.add(
+                n, {"singletable.job.task": task, "singletable.job.count": name}
+            )

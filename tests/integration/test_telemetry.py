@@ -9,6 +9,7 @@ its DynamoDB client spans as children, and the same attributes on both.
 
 from __future__ import annotations
 
+import io
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from botocore.config import Config
 
 import singletable as st
 from tests.integration._executors import connect
-from tests.integration.models import Models
+from tests.integration.models import Models, bulk_models
 from tests.otel_support import Otel, attrs, otel_fixture  # noqa: F401 - the fixture
 
 if TYPE_CHECKING:
@@ -273,3 +274,31 @@ def test_throttled_until_the_retries_ran_out(
     assert not span.status.is_ok
     warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert [r.__dict__["retries"] for r in warnings] == [tries - 1]
+
+
+# -- bulk jobs --------------------------------------------------------------------------
+
+
+def test_an_export_is_a_span_per_segment_over_its_scans(
+    dynamodb_client: DynamoDBClient, table_name: str, otel: Otel
+) -> None:
+    table, Thing, _, _ = bulk_models(table_name)
+    db = connect(dynamodb_client)
+    db.create_table(table)
+    st.load(db, [Thing(box=f"b{i % 3}", n=i) for i in range(30)], out=io.StringIO())
+    otel.clear()
+    result = st.export(db, Thing, io.StringIO(), segments=3, progress_out=io.StringIO())
+    assert result.written == 30
+    segments = otel.named("export segment")
+    assert sorted(attrs(s)["aws.dynamodb.segment"] for s in segments) == [0, 1, 2]
+    for segment in segments:
+        assert attrs(segment)["db.collection.name"] == table_name
+        scans = [s for s in otel.children(segment) if s.name.startswith("scan")]
+        assert scans, "each segment's scan pages are its children"
+    scanned = sum(
+        attrs(s)["singletable.items.returned"] for s in otel.spans() if s.name.startswith("scan")
+    )
+    assert scanned == 30
+    progress = otel.points("singletable.job.items")
+    written = [n for a, n in progress if a["singletable.job.count"] == "written"]
+    assert sum(written) == 30

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from singletable.errors import JobError, SingleTableError
+from singletable.io.telemetry import unit_span
 from singletable.model.table import Table
 from singletable.operations.protocol import Executor
 from singletable.tooling.jobs.leases import (
@@ -527,7 +528,8 @@ def _run_unit(
     report: WorkerReport,
 ) -> None:
     try:
-        work(unit, context)
+        with unit_span(unit.kind, unit.job_id, unit.index, unit.total, unit.spec):
+            work(unit, context)
         if not context.done:
             # The work returned without finishing (nothing left after its last save).
             context.finish({})

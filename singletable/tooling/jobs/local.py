@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 from singletable.errors import JobError
+from singletable.io.telemetry import unit_span
 from singletable.tooling.jobs.units import JobCancelled, JsonValue, UnitWork, WorkUnit
 
 __all__ = ["LocalContext", "TokenBucket", "run_units"]
@@ -188,7 +189,8 @@ def run_units(
     def run(unit: WorkUnit, ctx: LocalContext) -> None:
         if stop.is_set():
             raise JobCancelled("the job was cancelled")
-        work(unit, ctx)
+        with unit_span(unit.kind, unit.job_id, unit.index, unit.total, unit.spec):
+            work(unit, ctx)
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="unit") as pool:
         futures = [pool.submit(run, unit, ctx) for unit, ctx in zip(units, contexts, strict=True)]

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
+from singletable.io.telemetry import job_progress
+
 _tqdm: Any
 try:
     from tqdm import tqdm as _tqdm
@@ -161,7 +163,21 @@ class Progress:
         failed: int = 0,
         written: int = 0,
     ) -> None:
-        """Add to the counts and refresh the display (plain lines: at most every interval)."""
+        """Add to the counts and refresh the display (plain lines: at most every interval).
+
+        The same counts go to the ``singletable.job.items`` counter when OpenTelemetry
+        records (`singletable.io.telemetry.job_progress`).
+        """
+        job_progress(
+            self.label,
+            {
+                "scanned": scanned,
+                "rewritten": rewritten,
+                "skipped": skipped,
+                "failed": failed,
+                "written": written,
+            },
+        )
         with self._lock:
             c = self.counts
             c.scanned += scanned

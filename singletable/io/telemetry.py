@@ -38,7 +38,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import urlparse
@@ -64,6 +64,7 @@ __all__ = [
     "observe_throttles",
     "operation_trace",
     "stream_tracing",
+    "task_span",
     "throttle_observer",
     "traceparent",
     "unit_span",
@@ -776,18 +777,27 @@ def stream_tracing(
 
 
 @contextmanager
-def unit_span(
-    kind: str, job_id: str, index: int, total: int, spec: Mapping[str, Any]
-) -> Iterator[None]:
-    """A span around one unit of a job (``migrate segment``, ``load unit``...).
+def task_span(name: str, attributes: Mapping[str, Any]) -> Iterator[None]:
+    """A span around a piece of tooling work (a migration, a unit of a job); a no-op when off.
 
-    The unit's operations are its children. A scan segment (``spec`` has ``segment``) is
-    named ``<kind> segment``, any other unit ``<kind> unit``.
+    The operations run inside it are its children; an exception leaving it is recorded.
     """
     instruments = _resolve()
     if instruments is None:
         yield
         return
+    with instruments.tracer.start_as_current_span(name, attributes=dict(attributes)):
+        yield
+
+
+def unit_span(
+    kind: str, job_id: str, index: int, total: int, spec: Mapping[str, Any]
+) -> AbstractContextManager[None]:
+    """A span around one unit of a job (``migrate segment``, ``load unit``...).
+
+    A scan segment (``spec`` has ``segment``) is named ``<kind> segment``, any other unit
+    ``<kind> unit``.
+    """
     attributes: dict[str, Any] = {
         "singletable.job.id": job_id,
         "singletable.job.kind": kind,
@@ -800,8 +810,7 @@ def unit_span(
         attributes["aws.dynamodb.segment"] = spec["segment"]
         attributes["aws.dynamodb.total_segments"] = spec.get("segments", total)
     what = "segment" if "segment" in spec else "unit"
-    with instruments.tracer.start_as_current_span(f"{kind} {what}", attributes=attributes):
-        yield
+    return task_span(f"{kind} {what}", attributes)
 
 
 def job_progress(task: str, counts: Mapping[str, int]) -> None:

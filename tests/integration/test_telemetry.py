@@ -302,3 +302,53 @@ def test_an_export_is_a_span_per_segment_over_its_scans(
     progress = otel.points("singletable.job.items")
     written = [n for a, n in progress if a["singletable.job.count"] == "written"]
     assert sum(written) == 30
+
+
+def tree(otel: Otel, root: Any, depth: int = 0) -> list[str]:
+    """The span tree under ``root`` as indented names, children in start order."""
+    lines = ["  " * depth + root.name]
+    for child in sorted(otel.children(root), key=lambda s: s.start_time or 0):
+        lines += tree(otel, child, depth + 1)
+    return lines
+
+
+def test_a_migration_is_one_trace_of_segments_scans_and_rewrites(
+    dynamodb_client: DynamoDBClient,
+    table_name: str,
+    otel: Otel,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    table_a = st.Table(table_name, indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+    class Counter(st.Entity, table=table_a, pk="C#{cid}", sk="C"):
+        cid: str
+        hits: int = 0
+
+    db = connect(dynamodb_client)
+    db.create_table(table_a)
+    for i in range(4):
+        Counter.put(Counter(cid=f"c{i}")).run(db)
+    snapshot = st.load_snapshot(st.snapshot_json(table_a))
+    table_b = st.Table(table_name, indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+    class Moved(st.Entity, table=table_b, pk="C#{cid}", sk="CNT", name="Counter"):
+        cid: str
+        hits: int = 0
+
+    otel.clear()
+    caplog.set_level(logging.INFO, logger="singletable.migrations")
+    report = st.migrate(db, table_b, snapshot, segments=2, out=io.StringIO())
+    [stats] = report.rewrites.values()
+    assert stats.rewritten == 4
+    (root,) = otel.named("migrate")
+    assert root.parent is None
+    shape = tree(otel, root)
+    assert (
+        sorted(line for line in shape if line.strip() == "migrate segment")
+        == ["  migrate segment"] * 2
+    )
+    assert all(s.context.trace_id == root.context.trace_id for s in otel.spans())
+    assert sum(1 for line in shape if line.strip().startswith("scan")) >= 2
+    assert [line.strip() for line in shape].count("rewrite Counter") == 4
+    rewrites = [r for r in caplog.records if r.__dict__.get("phase") == "rewrite"]
+    assert [(r.__dict__["rewritten"], r.__dict__["failed"]) for r in rewrites] == [(4, 0)]

@@ -8,6 +8,7 @@ instead; both take capacity through the same `TokenBucket`.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -193,7 +194,12 @@ def run_units(
             work(unit, ctx)
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="unit") as pool:
-        futures = [pool.submit(run, unit, ctx) for unit, ctx in zip(units, contexts, strict=True)]
+        # Each unit runs in a copy of the caller's context, so that what is current there
+        # (the span of a migration, for one) is current in the unit too.
+        futures = [
+            pool.submit(contextvars.copy_context().run, run, unit, ctx)
+            for unit, ctx in zip(units, contexts, strict=True)
+        ]
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         failed = [f for f in futures if f in done and f.exception() is not None]
         if failed:

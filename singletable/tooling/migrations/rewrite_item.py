@@ -157,11 +157,16 @@ class RewriteItem(Operation[Outcome]):
         dry_claims: DryRunClaims | None = None,
     ) -> None:
         self.rewrite = rewrite
+        self.subject = rewrite.plan.name
         self.item = item
         self.dry_run = dry_run
         self.max_attempts = max_attempts
         self.spend = spend
         self.dry_claims = dry_claims if dry_claims is not None else DryRunClaims()
+
+    def _call(self, action: str, params: dict[str, Any]) -> Call:
+        # Named for telemetry: a span "rewrite <entity>" whatever the first request is.
+        return Call(action, params, operation="rewrite", subject=self.subject)
 
     def params(self) -> dict[str, Any]:
         """The first request: the rewrite's own write (with no guard read before it)."""
@@ -216,7 +221,7 @@ class RewriteItem(Operation[Outcome]):
                 # The new key is taken. By this very item, when another worker moved it
                 # meanwhile (one that took the unit over, a second run): read it again
                 # before calling it a clash; only an old item still there as it was is one.
-                response = yield Call("get_item", read_request(r.plan, old_key, "INDEXES"))
+                response = yield self._call("get_item", read_request(r.plan, old_key, "INDEXES"))
                 out.reported_read_units += consumed(response)
                 fresh = response.get("Item")
                 if fresh is not None and fresh == current:
@@ -232,7 +237,7 @@ class RewriteItem(Operation[Outcome]):
                 out.conflicts += 1
                 retried = True
                 yield Sleep(random.uniform(0, 0.005 * min(attempt + 1, 10)))
-                response = yield Call("get_item", read_request(r.plan, old_key, "INDEXES"))
+                response = yield self._call("get_item", read_request(r.plan, old_key, "INDEXES"))
                 out.reported_read_units += consumed(response)
                 current = response.get("Item")
                 continue
@@ -278,7 +283,7 @@ class RewriteItem(Operation[Outcome]):
         kept: list[GuardWrite] = []
         for move in moves:
             guard_key = move.constraint.guard_key(move.values)
-            response = yield Call("get_item", read_request(r.plan, guard_key, "INDEXES"))
+            response = yield self._call("get_item", read_request(r.plan, guard_key, "INDEXES"))
             out.reported_read_units += consumed(response)
             if billed:
                 out.read_units += read_units(_size(response.get("Item")) or 1, consistent=True)
@@ -393,9 +398,11 @@ class RewriteItem(Operation[Outcome]):
     ) -> Step[None]:
         try:
             if single is not None:
-                response = yield Call("put_item", single)
+                response = yield self._call("put_item", single)
             else:
-                response = yield Call("transact_write_items", transact_request(entries, "INDEXES"))
+                response = yield self._call(
+                    "transact_write_items", transact_request(entries, "INDEXES")
+                )
         except ServiceError as exc:
             self._reported(out, exc.response)
             _raise_conflict(exc, moved=moved)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from singletable.errors import MigrationError
+from singletable.io.telemetry import task_span
 from singletable.operations.protocol import AsyncExecutor, Executor, Operation
 from singletable.operations.scan import check_segment_count
 from singletable.tooling.jobs.local import run_units
@@ -73,6 +75,10 @@ __all__ = [
 ]
 
 R = TypeVar("R")
+
+
+#: Each step of a migration, at INFO, with structured ``extra`` fields (phase, step, task).
+logger = logging.getLogger("singletable.migrations")
 
 
 @dataclass
@@ -289,48 +295,86 @@ def migrate(
     given_plan = plan is not None
     plan = plan if plan is not None else plan_changes(model, snapshot_doc)
     tables = {t.name: t for t in tables_of(model)}
-    _refuse_table_migrations(plan)
-    report = MigrationReport(dry_run=dry_run)
-    report.needs_transform = _check_transforms(plan, transform, dry_run=dry_run)
-    options = _job_options(job, checkpoint, given_plan=given_plan) if not dry_run else None
-    steps = TableSteps(db, out, poll_interval, timeout, dry_run=dry_run)
-    index_steps, ttl_switches = steps.apply_plan(plan, tables)
-    report.index_steps.extend(index_steps)
-    findings = Findings()
-    work = MigrationWork(
-        db,
-        tables,
-        build_routes(tables, snapshot_doc, plan, transform),
-        indexes=created_indexes(plan),
-        dry_run=dry_run,
-        page_size=page_size,
-        max_attempts=max_attempts,
-        findings=findings,
-    )
-    state = _state(checkpoint, model, snapshot_doc, dry_run=dry_run)
-    display = _Display(out, progress_interval, progress_bar, dry_run=dry_run)
-    if options is not None:
-        spec = migration_spec(
-            options.model,
-            snapshot_doc,
-            transform=options.transform,
-            segments=segments,
+    attributes = {"db.collection.name": ",".join(tables), "singletable.dry_run": dry_run}
+    with task_span("migrate", attributes):
+        _refuse_table_migrations(plan)
+        report = MigrationReport(dry_run=dry_run)
+        report.needs_transform = _check_transforms(plan, transform, dry_run=dry_run)
+        options = _job_options(job, checkpoint, given_plan=given_plan) if not dry_run else None
+        steps = TableSteps(db, out, poll_interval, timeout, dry_run=dry_run)
+        index_steps, ttl_switches = steps.apply_plan(plan, tables)
+        report.index_steps.extend(index_steps)
+        _log_steps("index", index_steps, dry_run)
+        findings = Findings()
+        work = MigrationWork(
+            db,
+            tables,
+            build_routes(tables, snapshot_doc, plan, transform),
+            indexes=created_indexes(plan),
+            dry_run=dry_run,
             page_size=page_size,
             max_attempts=max_attempts,
+            findings=findings,
         )
-        counts = _run_job(work, spec, options, steps, display, max_rcu=max_rcu, max_wcu=max_wcu)
-    else:
-        counts = _run(
-            work, state, segments, steps, display, workers=workers, max_rcu=max_rcu, max_wcu=max_wcu
-        )
-    _fill(report, plan, counts, findings)
-    failed = {task.partition("/")[0] for task, stats in report.rewrites.items() if stats.failed}
-    ttl_steps, ttl_pending = steps.switch_ttls(tables, ttl_switches, failed)
-    report.ttl_steps.extend(ttl_steps)
-    report.ttl_pending.extend(ttl_pending)
+        state = _state(checkpoint, model, snapshot_doc, dry_run=dry_run)
+        display = _Display(out, progress_interval, progress_bar, dry_run=dry_run)
+        if options is not None:
+            spec = migration_spec(
+                options.model,
+                snapshot_doc,
+                transform=options.transform,
+                segments=segments,
+                page_size=page_size,
+                max_attempts=max_attempts,
+            )
+            counts = _run_job(work, spec, options, steps, display, max_rcu=max_rcu, max_wcu=max_wcu)
+        else:
+            counts = _run(
+                work,
+                state,
+                segments,
+                steps,
+                display,
+                workers=workers,
+                max_rcu=max_rcu,
+                max_wcu=max_wcu,
+            )
+        _fill(report, plan, counts, findings)
+        failed = {task.partition("/")[0] for task, stats in report.rewrites.items() if stats.failed}
+        ttl_steps, ttl_pending = steps.switch_ttls(tables, ttl_switches, failed)
+        report.ttl_steps.extend(ttl_steps)
+        _log_steps("ttl", ttl_steps, dry_run)
+        report.ttl_pending.extend(ttl_pending)
+        _log_rewrites(report)
     out.write(report.to_text())
     out.flush()
     return report
+
+
+def _log_steps(phase: str, steps: Iterable[str], dry_run: bool) -> None:
+    for step in steps:
+        logger.info(
+            "migration step: %s", step, extra={"phase": phase, "step": step, "dry_run": dry_run}
+        )
+
+
+def _log_rewrites(report: MigrationReport) -> None:
+    for task, stats in report.rewrites.items():
+        logger.info(
+            "migration rewrite %s: %d scanned, %d rewritten, %d failed",
+            task,
+            stats.scanned,
+            stats.rewritten,
+            stats.failed,
+            extra={
+                "phase": "rewrite",
+                "task": task,
+                "scanned": stats.scanned,
+                "rewritten": stats.rewritten,
+                "failed": stats.failed,
+                "dry_run": report.dry_run,
+            },
+        )
 
 
 def _check_transforms(

@@ -6,6 +6,10 @@
 * `common`: what both share apart from the I/O (client configuration, error mapping,
   `CapacityMeter`, resuming an operation with an outcome).
 * `embedded`: an in-memory DynamoDB (moto) for tests, notebooks and the demo.
+* `telemetry`: OpenTelemetry spans, metrics and logs of what the executors run (optional
+  extra ``otel``); its public helpers are `stream_tracing` (a `singletable.StreamRouter`
+  hook continuing the trace an item carries) and `traceparent` (the current trace, to
+  store in an item).
 """
 
 import importlib
@@ -14,8 +18,16 @@ from typing import TYPE_CHECKING, Any
 from singletable.io.common import CapacityMeter
 from singletable.io.connection import Connection
 from singletable.io.embedded import embedded
+from singletable.io.telemetry import stream_tracing, traceparent
 
-__all__ = ["AsyncConnection", "CapacityMeter", "Connection", "embedded"]
+__all__ = [
+    "AsyncConnection",
+    "CapacityMeter",
+    "Connection",
+    "embedded",
+    "stream_tracing",
+    "traceparent",
+]
 
 # asyncio is loaded on first use: a synchronous program does not need it, and importing
 # it is a large share of `import singletable` (issue 13). (`embedded` stays eager: its

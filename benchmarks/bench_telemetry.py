@@ -46,6 +46,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_overheads
 
 import singletable as st
 from singletable.io import telemetry
@@ -61,17 +64,6 @@ class Order(st.Entity, table=table, pk="C#{customer}", sk="O#{order_id}"):
     status: str = "new"
     total: int = 0
     note: str = ""
-
-
-class _Raw:
-    def __init__(self, body: bytes) -> None:
-        self.body = body
-
-    def stream(self, **_: Any) -> Any:
-        yield self.body
-
-    def read(self, *_: Any) -> bytes:
-        return self.body
 
 
 def _bodies() -> dict[str, bytes]:
@@ -102,7 +94,8 @@ def make_client() -> Any:
         headers = HTTPHeaders()
         headers["x-amzn-requestid"] = "canned"
         headers["content-type"] = "application/x-amz-json-1.0"
-        return AWSResponse(request.url, 200, headers, _Raw(bodies[target.split(".")[-1]]))
+        body = bodies[target.split(".")[-1]]
+        return AWSResponse(request.url, 200, headers, bench_overheads._Raw(body))
 
     client.meta.events.register("before-send.dynamodb", answer)
     return client

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -250,6 +251,9 @@ def _items_written(action: str, params: Mapping[str, Any], unprocessed: int) -> 
     return 0
 
 
+_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
+
+
 def failed_condition(call: Call, error: ServiceError) -> str | None:
     """The condition a failed request was refused on, names resolved (values left out).
 
@@ -271,10 +275,9 @@ def failed_condition(call: Call, error: ServiceError) -> str | None:
     if text is None:
         return None
     names: Mapping[str, str] = params.get("ExpressionAttributeNames") or {}
-    # Longest first, so that #n1 is not replaced inside #n10.
-    for placeholder in sorted(names, key=len, reverse=True):
-        text = text.replace(placeholder, names[placeholder])
-    return str(text)
+    # One pass over the placeholders: #n1 is not replaced inside #n10, nor a name that
+    # looks like a placeholder once it is in the text.
+    return _PLACEHOLDER.sub(lambda m: names.get(m.group(0), m.group(0)), str(text))
 
 
 class OperationTrace:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import string
 import subprocess
 import sys
 import textwrap
@@ -16,11 +17,14 @@ from typing import Any
 
 import boto3
 import pytest
+from hypothesis import given
+from hypothesis import strategies as hs
 from moto import mock_aws
 from opentelemetry import trace
 
 import singletable as st
 from singletable.io import telemetry
+from singletable.operations.protocol import Call
 from tests.otel_support import Otel, attrs, otel_fixture  # noqa: F401 - the fixture
 
 REGION = "eu-west-1"
@@ -35,6 +39,7 @@ def test_nothing_is_imported_or_recorded_before_the_program_loads_the_api() -> N
         import sys
         import singletable
         from singletable.io import telemetry
+from singletable.operations.protocol import Call
         assert telemetry.operation_trace("sync", "boto3") is None
         assert telemetry.traceparent() is None
         loaded = sorted(m for m in sys.modules if m.startswith("opentelemetry"))
@@ -304,3 +309,58 @@ def test_a_failing_stream_handler_span_records_the_error(otel: Otel) -> None:
     span = otel.one("process Order INSERT")
     assert not span.status.is_ok
     assert [e.name for e in span.events] == ["exception"]
+
+
+# -- the failed condition, names resolved ------------------------------------------------
+
+
+@given(
+    names=hs.lists(
+        hs.text(alphabet=string.ascii_letters + string.digits + "_#", min_size=1, max_size=8),
+        min_size=1,
+        max_size=14,
+    )
+)
+def test_a_failed_condition_reads_with_every_name_resolved(names: list[str]) -> None:
+    # Up to 14 placeholders: #n1 must not be replaced inside #n10, nor a name such as
+    # "#n1" be taken for a placeholder once it is in the text.
+    text = " AND ".join(f"#n{i} = :v{i}" for i in range(len(names)))
+    params = {
+        "TableName": "t",
+        "ConditionExpression": text,
+        "ExpressionAttributeNames": {f"#n{i}": name for i, name in enumerate(names)},
+    }
+    error = st.ServiceError("ConditionalCheckFailedException", "failed")
+    resolved = telemetry.failed_condition(Call("put_item", params), error)
+    assert resolved == " AND ".join(f"{name} = :v{i}" for i, name in enumerate(names))
+
+
+def test_a_cancelled_transaction_names_the_condition_of_the_item_that_failed() -> None:
+    params = {
+        "TransactItems": [
+            {
+                "Put": {
+                    "TableName": "t",
+                    "Item": {},
+                    "ConditionExpression": "attribute_exists(#a)",
+                    "ExpressionAttributeNames": {"#a": "PK"},
+                }
+            },
+            {
+                "Delete": {
+                    "TableName": "t",
+                    "Key": {},
+                    "ConditionExpression": "#v = :v",
+                    "ExpressionAttributeNames": {"#v": "version"},
+                }
+            },
+        ]
+    }
+    reasons = [{"Code": "None"}, {"Code": "ConditionalCheckFailed"}]
+    error = st.ServiceError(
+        "TransactionCanceledException", "cancelled", response={"CancellationReasons": reasons}
+    )
+    call = Call("transact_write_items", params)
+    assert telemetry.failed_condition(call, error) == "version = :v"
+    throttled = st.ServiceError("ThrottlingException", "slow down")
+    assert telemetry.failed_condition(call, throttled) is None

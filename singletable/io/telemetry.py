@@ -148,6 +148,8 @@ class _Instruments:
 
 
 _instruments: _Instruments | None = None
+#: The pair of providers last found to record nothing (the API's own), not looked at again.
+_quiet: list[Any] = [None, None]
 
 
 def _api_provider(provider: Any, package: str) -> bool:
@@ -192,9 +194,12 @@ def _resolve() -> _Instruments | None:
         and cached.meter_provider is meter_provider
     ):
         return cached
+    if _quiet[0] is tracer_provider and _quiet[1] is meter_provider:
+        return None
     if _api_provider(tracer_provider, "opentelemetry.trace") and _api_provider(
         meter_provider, "opentelemetry.metrics"
     ):
+        _quiet[:] = [tracer_provider, meter_provider]
         return None
     cached = _instruments = _Instruments(tracer_provider, meter_provider)
     return cached

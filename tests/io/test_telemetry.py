@@ -39,7 +39,6 @@ def test_nothing_is_imported_or_recorded_before_the_program_loads_the_api() -> N
         import sys
         import singletable
         from singletable.io import telemetry
-from singletable.operations.protocol import Call
         assert telemetry.operation_trace("sync", "boto3") is None
         assert telemetry.traceparent() is None
         loaded = sorted(m for m in sys.modules if m.startswith("opentelemetry"))

@@ -118,6 +118,7 @@ class Modes:
     @contextmanager
     def mode(self, name: str) -> Iterator[None]:
         self.exporter.clear()
+        telemetry.refresh()  # the mode's providers, from its first call
         if name.startswith("off"):
             # What telemetry sees when the API is not installed: no module bound, and
             # none loaded (its one sys.modules look-up answers no).

@@ -21,6 +21,8 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from singletable.io import telemetry
+
 
 class Otel:
     """The spans and metrics recorded during one test."""
@@ -89,8 +91,10 @@ def attrs(span: ReadableSpan) -> dict[str, Any]:
 def otel_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[Otel]:
     """An SDK for this test only, with botocore and aiobotocore instrumented."""
     recorded = Otel()
+    getters = trace.get_tracer_provider, metrics.get_meter_provider
     monkeypatch.setattr(trace, "get_tracer_provider", lambda: recorded.tracer_provider)
     monkeypatch.setattr(metrics, "get_meter_provider", lambda: recorded.meter_provider)
+    telemetry.refresh()  # singletable looks the providers up at most once a second
     instrumentors: list[Any] = [BotocoreInstrumentor(), AiobotocoreInstrumentor()]  # type: ignore[no-untyped-call]
     for instrumentor in instrumentors:
         instrumentor.instrument(tracer_provider=recorded.tracer_provider)
@@ -101,3 +105,6 @@ def otel_fixture(monkeypatch: pytest.MonkeyPatch) -> Iterator[Otel]:
             instrumentor.uninstrument()
         recorded.tracer_provider.shutdown()
         recorded.meter_provider.shutdown()
+        # The API's own getters back before the next test, and seen at its first operation.
+        trace.get_tracer_provider, metrics.get_meter_provider = getters
+        telemetry.refresh()

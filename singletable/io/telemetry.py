@@ -26,7 +26,8 @@ The client spans of the lean transport copy what ``opentelemetry-instrumentation
 Cost: until the program imports ``opentelemetry-api`` (the ``otel`` extra; an SDK or an
 auto-instrumentation does) `operation_trace` returns ``None`` after one ``sys.modules``
 look-up, and nothing of OpenTelemetry is imported; with the API but no SDK (the API's own
-proxy or no-op providers) it returns ``None`` after two provider look-ups. Spans,
+proxy or no-op providers) it returns ``None`` after a clock read: the providers are looked
+up at most once a second (`LOOK_UP_EVERY`; `refresh` makes the next operation look). Spans,
 instruments and attribute work exist only when a real SDK provider is set
 (``benchmarks/bench_telemetry.py`` measures all three).
 """
@@ -64,6 +65,7 @@ __all__ = [
     "lean_sender",
     "observe_throttles",
     "operation_trace",
+    "refresh",
     "stream_tracing",
     "task_span",
     "throttle_observer",
@@ -148,8 +150,24 @@ class _Instruments:
 
 
 _instruments: _Instruments | None = None
-#: The pair of providers last found to record nothing (the API's own), not looked at again.
-_quiet: list[Any] = [None, None]
+#: When the providers were last looked up (`time.monotonic`), and what was found then.
+_looked_up = float("-inf")
+_found: _Instruments | None = None
+#: How long what was found holds. The API's provider getters read the environment on
+#: every call while no SDK is set (about a microsecond each, twice per operation: a few
+#: per cent of a lean GetItem's client CPU in benchmarks/bench_telemetry.py), so they are
+#: asked at most once a second; an SDK set up later is seen within that second.
+LOOK_UP_EVERY = 1.0
+
+
+def refresh() -> None:
+    """Look at OpenTelemetry's providers again at the next operation (not a second later).
+
+    For a program (or a test) that sets or replaces the providers after singletable has
+    run operations and wants the very next one recorded with them.
+    """
+    global _looked_up
+    _looked_up = float("-inf")
 
 
 def _api_provider(provider: Any, package: str) -> bool:
@@ -182,9 +200,19 @@ def _api_loaded() -> bool:
 
 def _resolve() -> _Instruments | None:
     """The instruments to record with, or ``None`` when nothing would be recorded."""
-    global _instruments
+    global _looked_up, _found
     if trace is None and not _api_loaded():
         return None
+    now = time.monotonic()
+    if now - _looked_up < LOOK_UP_EVERY:
+        return _found
+    _found = _look_up()
+    _looked_up = now
+    return _found
+
+
+def _look_up() -> _Instruments | None:
+    global _instruments
     tracer_provider = trace.get_tracer_provider()
     meter_provider = metrics.get_meter_provider()
     cached = _instruments
@@ -194,12 +222,9 @@ def _resolve() -> _Instruments | None:
         and cached.meter_provider is meter_provider
     ):
         return cached
-    if _quiet[0] is tracer_provider and _quiet[1] is meter_provider:
-        return None
     if _api_provider(tracer_provider, "opentelemetry.trace") and _api_provider(
         meter_provider, "opentelemetry.metrics"
     ):
-        _quiet[:] = [tracer_provider, meter_provider]
         return None
     cached = _instruments = _Instruments(tracer_provider, meter_provider)
     return cached

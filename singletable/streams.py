@@ -290,7 +290,7 @@ class DispatchReport:
 
 
 #: What runs each record's handlers (``run()``) around them, e.g. in a span that continues
-#: the trace the record's item carries (`singletable.io.telemetry.stream_tracing`).
+#: the trace the record's item carries (`singletable.io.stream_tracing`).
 Around = Callable[["ChangeRecord", Callable[[], None]], None]
 
 
@@ -317,7 +317,7 @@ class StreamRouter:
     it, keeping each item's changes in order.
 
     ``around``, when given, runs each record's handlers (``around(record, run)`` calls
-    ``run()``): `singletable.io.telemetry.stream_tracing` makes it a span per record that
+    ``run()``): `singletable.io.stream_tracing` makes it a span per record that
     continues the trace the record's item carries.
     """
 

@@ -7,9 +7,10 @@
   `CapacityMeter`, resuming an operation with an outcome).
 * `embedded`: an in-memory DynamoDB (moto) for tests, notebooks and the demo.
 * `telemetry`: OpenTelemetry spans, metrics and logs of what the executors run (optional
-  extra ``otel``); its public helpers are `stream_tracing` (a `singletable.StreamRouter`
-  hook continuing the trace an item carries) and `traceparent` (the current trace, to
-  store in an item).
+  extra ``otel``), with `lean_spans` (the lean transport's client span) and `work_spans`
+  (streams and bulk jobs), whose public helpers are `stream_tracing` (a
+  `singletable.StreamRouter` hook continuing the trace an item carries) and `traceparent`
+  (the current trace, to store in an item).
 """
 
 import importlib
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from singletable.io.common import CapacityMeter
 from singletable.io.connection import Connection
 from singletable.io.embedded import embedded
-from singletable.io.telemetry import stream_tracing, traceparent
+from singletable.io.work_spans import stream_tracing, traceparent
 
 __all__ = [
     "AsyncConnection",

@@ -28,7 +28,8 @@ from singletable.io.common import (
     resume,
 )
 from singletable.io.lean import lean_transport
-from singletable.io.telemetry import OperationTrace, lean_sender, observe_throttles, operation_trace
+from singletable.io.lean_spans import lean_sender
+from singletable.io.telemetry import OperationTrace, observe_throttles, operation_trace
 from singletable.model.table import Table
 from singletable.operations.protocol import Call, Operation, Sleep
 from singletable.operations.stream import Emit, Stream

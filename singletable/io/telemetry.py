@@ -34,16 +34,13 @@ instruments and attribute work exist only when a real SDK provider is set
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
-from urllib.parse import urlparse
 
 from singletable.errors import ServiceError
 from singletable.operations.protocol import Call, Sleep
@@ -61,16 +58,11 @@ StatusCode: Any = None
 __all__ = [
     "SEMCONV",
     "OperationTrace",
-    "job_progress",
-    "lean_sender",
     "observe_throttles",
     "operation_trace",
     "refresh",
-    "stream_tracing",
-    "task_span",
+    "resolve",
     "throttle_observer",
-    "traceparent",
-    "unit_span",
 ]
 
 #: The version of OpenTelemetry's semantic conventions the attribute names follow.
@@ -98,8 +90,8 @@ OPERATION_NAMES: dict[str, str] = {
     "update_time_to_live": "update ttl",
 }
 _READS = frozenset(("get_item", "query", "scan", "batch_get_item", "transact_get_items"))
-_WIRE_NAMES = {action: "".join(w.title() for w in action.split("_")) for action in OPERATION_NAMES}
-_WIRE_NAMES["update_time_to_live"] = "UpdateTimeToLive"
+WIRE_NAMES = {action: "".join(w.title() for w in action.split("_")) for action in OPERATION_NAMES}
+WIRE_NAMES["update_time_to_live"] = "UpdateTimeToLive"
 THROTTLE_CODES = frozenset(
     (
         "ProvisionedThroughputExceededException",
@@ -116,7 +108,7 @@ _current: ContextVar[OperationTrace | None] = ContextVar("singletable_trace", de
 # -- providers: resolved once per pair of providers ------------------------------------
 
 
-class _Instruments:
+class Instruments:
     """The tracer and instruments of one (tracer provider, meter provider) pair."""
 
     def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
@@ -149,10 +141,10 @@ class _Instruments:
         )
 
 
-_instruments: _Instruments | None = None
+_instruments: Instruments | None = None
 #: When the providers were last looked up (`time.monotonic`), and what was found then.
 _looked_up = float("-inf")
-_found: _Instruments | None = None
+_found: Instruments | None = None
 #: How long what was found holds. The API's provider getters read the environment on
 #: every call while no SDK is set (about a microsecond each, twice per operation: a few
 #: per cent of a lean GetItem's client CPU in benchmarks/bench_telemetry.py), so they are
@@ -198,7 +190,7 @@ def _api_loaded() -> bool:
     return True
 
 
-def _resolve() -> _Instruments | None:
+def resolve() -> Instruments | None:
     """The instruments to record with, or ``None`` when nothing would be recorded."""
     global _looked_up, _found
     if trace is None and not _api_loaded():
@@ -211,7 +203,7 @@ def _resolve() -> _Instruments | None:
     return _found
 
 
-def _look_up() -> _Instruments | None:
+def _look_up() -> Instruments | None:
     global _instruments
     tracer_provider = trace.get_tracer_provider()
     meter_provider = metrics.get_meter_provider()
@@ -226,13 +218,13 @@ def _look_up() -> _Instruments | None:
         meter_provider, "opentelemetry.metrics"
     ):
         return None
-    cached = _instruments = _Instruments(tracer_provider, meter_provider)
+    cached = _instruments = Instruments(tracer_provider, meter_provider)
     return cached
 
 
 def operation_trace(executor: str, transport: str) -> OperationTrace | None:
     """A trace for one operation or stream, or ``None`` when telemetry is off (the fast path)."""
-    instruments = _resolve()
+    instruments = resolve()
     if instruments is None:
         return None
     return OperationTrace(instruments, executor, transport)
@@ -318,7 +310,7 @@ class OperationTrace:
     in its own context.
     """
 
-    def __init__(self, instruments: _Instruments, executor: str, transport: str) -> None:
+    def __init__(self, instruments: Instruments, executor: str, transport: str) -> None:
         self._instruments = instruments
         self._executor = executor
         self._transport = transport
@@ -417,7 +409,7 @@ class OperationTrace:
             self._instruments.retries.add(retried, self._metric_attributes())
             logger.info(
                 "%s sent %d more time(s) before DynamoDB answered",
-                _WIRE_NAMES.get(action, action),
+                WIRE_NAMES.get(action, action),
                 retried,
                 extra={**self._log_fields(), "action": action, "retries": retried},
             )
@@ -450,7 +442,7 @@ class OperationTrace:
         if error.code in THROTTLE_CODES:
             logger.warning(
                 "DynamoDB kept throttling %s: gave up after %d retries",
-                _WIRE_NAMES.get(call.action, call.action),
+                WIRE_NAMES.get(call.action, call.action),
                 retried,
                 extra={**self._log_fields(), "error_code": error.code, "retries": retried},
             )
@@ -574,285 +566,3 @@ def throttle_observer(response: Any = None, attempts: int = 0, **_: Any) -> None
     code = (response[1] or {}).get("Error", {}).get("Code")
     if code in THROTTLE_CODES:
         current.throttled(code, attempts)
-
-
-# -- the lean transport's client span ---------------------------------------------------
-
-
-def _botocore_instrumented() -> bool:
-    # The lean transport mirrors the boto3 transport: a client span exactly when
-    # opentelemetry-instrumentation-botocore would have made one. Looked up, not imported:
-    # an instrumentation nobody loaded instruments nothing.
-    module = sys.modules.get("opentelemetry.instrumentation.botocore")
-    utils = sys.modules.get("opentelemetry.instrumentation.utils")
-    if module is None or utils is None:
-        return False
-    instrumented = module.BotocoreInstrumentor().is_instrumented_by_opentelemetry
-    return bool(instrumented and utils.is_instrumentation_enabled())
-
-
-def _json_list(value: Any) -> list[str] | None:
-    return [json.dumps(v) for v in value] if isinstance(value, list) else None
-
-
-def _json_one(value: Any) -> list[str] | None:
-    return [json.dumps(value)] if value is not None else None
-
-
-def _json_text(value: Any) -> str | None:
-    return json.dumps(value) if isinstance(value, dict) else None
-
-
-_READ_REQUEST = {
-    "aws.dynamodb.consistent_read": "ConsistentRead",
-    "aws.dynamodb.projection": "ProjectionExpression",
-}
-_QUERY_REQUEST = {
-    "aws.dynamodb.scan_forward": "ScanIndexForward",
-    "aws.dynamodb.attributes_to_get": "AttributesToGet",
-    **_READ_REQUEST,
-    "aws.dynamodb.index_name": "IndexName",
-    "aws.dynamodb.limit": "Limit",
-    "aws.dynamodb.select": "Select",
-}
-_WRITE_RESPONSE: dict[str, tuple[str, Callable[[Any], Any]]] = {
-    "aws.dynamodb.consumed_capacity": ("ConsumedCapacity", _json_one),
-    "aws.dynamodb.item_collection_metrics": ("ItemCollectionMetrics", _json_text),
-}
-#: Per wire operation: (request attributes, response attributes), as the botocore
-#: instrumentation's DynamoDB extension sets them (transactions: none).
-_CLIENT_ATTRIBUTES: dict[
-    str, tuple[dict[str, str], dict[str, tuple[str, Callable[[Any], Any]]]]
-] = {
-    "GetItem": (_READ_REQUEST, {"aws.dynamodb.consumed_capacity": ("ConsumedCapacity", _json_one)}),
-    "PutItem": ({}, _WRITE_RESPONSE),
-    "UpdateItem": ({}, _WRITE_RESPONSE),
-    "DeleteItem": ({}, _WRITE_RESPONSE),
-    "Query": (_QUERY_REQUEST, {"aws.dynamodb.consumed_capacity": ("ConsumedCapacity", _json_one)}),
-    "Scan": (
-        {"aws.dynamodb.segment": "Segment", "aws.dynamodb.total_segments": "TotalSegments"}
-        | _QUERY_REQUEST,
-        {
-            "aws.dynamodb.count": ("Count", lambda v: v),
-            "aws.dynamodb.scanned_count": ("ScannedCount", lambda v: v),
-            "aws.dynamodb.consumed_capacity": ("ConsumedCapacity", _json_one),
-        },
-    ),
-    "BatchGetItem": ({}, {"aws.dynamodb.consumed_capacity": ("ConsumedCapacity", _json_list)}),
-    "BatchWriteItem": (
-        {},
-        {
-            "aws.dynamodb.consumed_capacity": ("ConsumedCapacity", _json_list),
-            "aws.dynamodb.item_collection_metrics": ("ItemCollectionMetrics", _json_text),
-        },
-    ),
-}
-
-
-def _client_span_attributes(wire: str, params: Mapping[str, Any], client: Any) -> dict[str, Any]:
-    endpoint = client.meta.endpoint_url
-    parsed = urlparse(endpoint)
-    attributes: dict[str, Any] = {
-        "rpc.system": "aws-api",
-        "rpc.service": "DynamoDB",
-        "rpc.method": wire,
-        "cloud.region": client.meta.region_name,
-    }
-    if parsed.hostname:
-        attributes["server.address"] = parsed.hostname
-        attributes["server.port"] = parsed.port or 443
-    attributes["db.system"] = "dynamodb"
-    attributes["db.operation"] = wire
-    attributes["net.peer.name"] = parsed.netloc
-    if wire in _CLIENT_ATTRIBUTES:
-        tables = list(params["RequestItems"]) if "RequestItems" in params else [params["TableName"]]
-        attributes["aws.dynamodb.table_names"] = tables
-        for name, key in _CLIENT_ATTRIBUTES[wire][0].items():
-            if params.get(key) is not None:
-                attributes[name] = params[key]
-    return attributes
-
-
-def _response_attributes(span: Any, wire: str, response: Mapping[str, Any] | None) -> None:
-    if response is None:
-        return
-    metadata = response.get("ResponseMetadata") or {}
-    headers = metadata.get("HTTPHeaders") or {}
-    request_id = metadata.get("RequestId") or headers.get("x-amzn-requestid")
-    if request_id:
-        span.set_attribute("aws.request_id", request_id)
-    if metadata.get("RetryAttempts") is not None:
-        span.set_attribute("retry_attempts", metadata["RetryAttempts"])
-    if metadata.get("HTTPStatusCode") is not None:
-        span.set_attribute("http.status_code", metadata["HTTPStatusCode"])
-
-
-def _client_call(
-    send: Callable[[str, dict[str, Any]], dict[str, Any]],
-    action: str,
-    params: dict[str, Any],
-    client: Any,
-    tracer: Any,
-) -> dict[str, Any]:
-    wire = _WIRE_NAMES[action]
-    with tracer.start_as_current_span(
-        f"DynamoDB.{wire}",
-        kind=SpanKind.CLIENT,
-        attributes=_client_span_attributes(wire, params, client),
-        set_status_on_exception=False,
-    ) as span:
-        try:
-            response = send(action, params)
-        except Exception as exc:
-            failed = getattr(exc, "response", None)
-            if isinstance(failed, Mapping):
-                _response_attributes(span, wire, failed)
-            span.set_status(Status(StatusCode.ERROR, str(exc)))
-            raise
-        _response_attributes(span, wire, response)
-        for name, (key, convert) in _CLIENT_ATTRIBUTES.get(wire, ({}, {}))[1].items():
-            value = response.get(key)
-            if value is not None and (converted := convert(value)) is not None:
-                span.set_attribute(name, converted)
-        return response
-
-
-def lean_sender(
-    send: Callable[[str, dict[str, Any]], dict[str, Any]],
-    supports: Callable[[str], bool],
-    client: Any,
-) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
-    """The lean transport's ``send``, making the client span botocore's instrumentation would.
-
-    Calls the lean path hands to the boto3 client (`supports` says no) are left to
-    botocore's own instrumentation.
-    """
-
-    def traced_send(action: str, params: dict[str, Any]) -> dict[str, Any]:
-        instruments = _resolve()
-        if instruments is None or not supports(action) or not _botocore_instrumented():
-            return send(action, params)
-        return _client_call(send, action, params, client, instruments.tracer)
-
-    return traced_send
-
-
-# -- streams: the trace an item carries ---------------------------------------------------
-
-#: The attribute `stream_tracing` reads a W3C ``traceparent`` from, by default.
-TRACEPARENT_ATTRIBUTE = "traceparent"
-
-
-def traceparent() -> str | None:
-    """The current span's W3C ``traceparent``, to store in an item a stream handler will see.
-
-    ``None`` when nothing is traced (no API loaded, no SDK, no current span).
-    """
-    if _resolve() is None:
-        return None
-    context = trace.get_current_span().get_span_context()
-    if not context.is_valid:
-        return None
-    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
-
-
-def _carried_context(image: Mapping[str, Any] | None, attribute: str) -> Any:
-    value = (image or {}).get(attribute)
-    text = value.get("S") if isinstance(value, Mapping) else None
-    if not isinstance(text, str):
-        return None
-    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-
-    carried = TraceContextTextMapPropagator().extract({"traceparent": text})
-    # A malformed value extracts to an empty context: start a trace of its own then.
-    return carried if trace.get_current_span(carried).get_span_context().is_valid else None
-
-
-def stream_tracing(
-    attribute: str = TRACEPARENT_ATTRIBUTE,
-) -> Callable[[Any, Callable[[], None]], None]:
-    """A `singletable.StreamRouter` ``around`` hook: each record's handlers in a span.
-
-    The span (kind CONSUMER, ``process <entity> <event>``) continues the trace whose W3C
-    ``traceparent`` the record's new image (else its old image) holds in ``attribute``,
-    a string field the writer set with `traceparent`; without one it starts a trace.
-    DynamoDB Streams carries no trace context of its own: the item is where it travels.
-    """
-
-    def around(record: Any, run: Callable[[], None]) -> None:
-        instruments = _resolve()
-        if instruments is None:
-            run()
-            return
-        entity = record.entity.__name__ if record.entity is not None else "record"
-        parent = _carried_context(record.new_image, attribute)
-        if parent is None:
-            parent = _carried_context(record.old_image, attribute)
-        attributes: dict[str, Any] = {
-            "db.system.name": "aws.dynamodb",
-            "singletable.entity": entity,
-            "singletable.stream.event": record.event,
-        }
-        if record.event_id is not None:
-            attributes["messaging.message.id"] = record.event_id
-        with instruments.tracer.start_as_current_span(
-            f"process {entity} {record.event}",
-            context=parent,
-            kind=SpanKind.CONSUMER,
-            attributes=attributes,
-        ):
-            run()
-
-    return around
-
-
-# -- bulk jobs: a span per unit, progress through the meter ------------------------------
-
-
-@contextmanager
-def task_span(name: str, attributes: Mapping[str, Any]) -> Iterator[None]:
-    """A span around a piece of tooling work (a migration, a unit of a job); a no-op when off.
-
-    The operations run inside it are its children; an exception leaving it is recorded.
-    """
-    instruments = _resolve()
-    if instruments is None:
-        yield
-        return
-    with instruments.tracer.start_as_current_span(name, attributes=dict(attributes)):
-        yield
-
-
-def unit_span(
-    kind: str, job_id: str, index: int, total: int, spec: Mapping[str, Any]
-) -> AbstractContextManager[None]:
-    """A span around one unit of a job (``migrate segment``, ``load unit``...).
-
-    A scan segment (``spec`` has ``segment``) is named ``<kind> segment``, any other unit
-    ``<kind> unit``.
-    """
-    attributes: dict[str, Any] = {
-        "singletable.job.id": job_id,
-        "singletable.job.kind": kind,
-        "singletable.unit.index": index,
-        "singletable.unit.total": total,
-    }
-    if isinstance(spec.get("table"), str):
-        attributes["db.collection.name"] = spec["table"]
-    if isinstance(spec.get("segment"), int):
-        attributes["aws.dynamodb.segment"] = spec["segment"]
-        attributes["aws.dynamodb.total_segments"] = spec.get("segments", total)
-    what = "segment" if "segment" in spec else "unit"
-    return task_span(f"{kind} {what}", attributes)
-
-
-def job_progress(task: str, counts: Mapping[str, int]) -> None:
-    """Add a bulk task's progress to the ``singletable.job.items`` counter (by count name)."""
-    instruments = _resolve()
-    if instruments is None:
-        return
-    for name, n in counts.items():
-        if n:
-            instruments.job_items.add(
-                n, {"singletable.job.task": task, "singletable.job.count": name}
-            )

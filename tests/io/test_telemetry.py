@@ -23,7 +23,7 @@ from moto import mock_aws
 from opentelemetry import trace
 
 import singletable as st
-from singletable.io import telemetry
+from singletable.io import telemetry, work_spans
 from singletable.operations.protocol import Call
 from tests.otel_support import Otel, attrs, otel_fixture  # noqa: F401 - the fixture
 
@@ -38,9 +38,9 @@ def test_nothing_is_imported_or_recorded_before_the_program_loads_the_api() -> N
         """
         import sys
         import singletable
-        from singletable.io import telemetry
+        from singletable.io import telemetry, work_spans
         assert telemetry.operation_trace("sync", "boto3") is None
-        assert telemetry.traceparent() is None
+        assert work_spans.traceparent() is None
         loaded = sorted(m for m in sys.modules if m.startswith("opentelemetry"))
         assert loaded == [], loaded
         """
@@ -52,7 +52,7 @@ def test_the_api_without_an_sdk_records_nothing() -> None:
     # This process has loaded the API (the SDK too) but set no provider: the API's proxies.
     assert type(trace.get_tracer_provider()).__name__ == "ProxyTracerProvider"
     assert telemetry.operation_trace("sync", "boto3") is None
-    assert telemetry.traceparent() is None
+    assert work_spans.traceparent() is None
 
 
 # -- the lean transport's client span --------------------------------------------------------
@@ -264,7 +264,7 @@ def test_a_stream_handler_continues_the_trace_its_item_carries(otel: Otel) -> No
         traceparent: str | None = None
 
     seen: list[Any] = []
-    router = st.StreamRouter(table, around=telemetry.stream_tracing())
+    router = st.StreamRouter(table, around=work_spans.stream_tracing())
 
     @router.on(Order, "INSERT")
     def placed(change: st.ChangeRecord) -> None:
@@ -272,7 +272,7 @@ def test_a_stream_handler_continues_the_trace_its_item_carries(otel: Otel) -> No
 
     tracer = otel.tracer_provider.get_tracer("app")
     with tracer.start_as_current_span("checkout") as producer:
-        carried = telemetry.traceparent()
+        carried = work_spans.traceparent()
     assert carried is not None
     item = Order.plan().to_item(Order(c="a", o=1, traceparent=carried))
     plain = Order.plan().to_item(Order(c="a", o=2))
@@ -297,7 +297,7 @@ def test_a_failing_stream_handler_span_records_the_error(otel: Otel) -> None:
         c: str
         o: int
 
-    router = st.StreamRouter(table, around=telemetry.stream_tracing())
+    router = st.StreamRouter(table, around=work_spans.stream_tracing())
 
     @router.on(Order)
     def fails(change: st.ChangeRecord) -> None:

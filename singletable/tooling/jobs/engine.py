@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from singletable.errors import JobError, SingleTableError
-from singletable.io.telemetry import unit_span
+from singletable.io.work_spans import unit_span
 from singletable.model.table import Table
 from singletable.operations.protocol import Executor
 from singletable.tooling.jobs.leases import (

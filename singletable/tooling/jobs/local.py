@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 
 from singletable.errors import JobError
-from singletable.io.telemetry import unit_span
+from singletable.io.work_spans import unit_span
 from singletable.tooling.jobs.units import JobCancelled, JsonValue, UnitWork, WorkUnit
 
 __all__ = ["LocalContext", "TokenBucket", "run_units"]

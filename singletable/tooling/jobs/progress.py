@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
-from singletable.io.telemetry import job_progress
+from singletable.io.work_spans import job_progress
 
 _tqdm: Any
 try:
@@ -166,7 +166,7 @@ class Progress:
         """Add to the counts and refresh the display (plain lines: at most every interval).
 
         The same counts go to the ``singletable.job.items`` counter when OpenTelemetry
-        records (`singletable.io.telemetry.job_progress`).
+        records (`singletable.io.work_spans.job_progress`).
         """
         job_progress(
             self.label,

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from singletable.errors import MigrationError
-from singletable.io.telemetry import task_span
+from singletable.io.work_spans import task_span
 from singletable.operations.protocol import AsyncExecutor, Executor, Operation
 from singletable.operations.scan import check_segment_count
 from singletable.tooling.jobs.local import run_units

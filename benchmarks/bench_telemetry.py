@@ -37,9 +37,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import boto3
 from botocore.awsrequest import AWSResponse, HTTPHeaders
-from botocore.config import Config
 from opentelemetry import metrics, trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -79,15 +77,11 @@ def _bodies() -> dict[str, bytes]:
 
 
 def make_client() -> Any:
-    """A client configured as `Connection` builds its own, answered from canned bodies."""
-    client: Any = boto3.Session().client(
-        "dynamodb",
-        region_name="us-east-1",
-        endpoint_url="https://dynamodb.us-east-1.amazonaws.com",
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
-        config=Config(parameter_validation=False, retries={"mode": "standard", "max_attempts": 10}),
-    )
+    """A client configured as `Connection` builds its own, answered from canned bodies.
+
+    bench_overheads' client, whose own canned answer is for BatchWriteItem only.
+    """
+    client = bench_overheads.make_client()
     bodies = _bodies()
 
     def answer(request: Any, **_: Any) -> AWSResponse:

@@ -42,6 +42,15 @@ from singletable.testing.backends import (
     open_backend,
 )
 
+__all__ = [
+    "singletable_async_db",
+    "singletable_backend",
+    "singletable_db",
+    "singletable_env",
+    "singletable_session_db",
+    "singletable_tables",
+]
+
 _TRANSPORTS = ("boto3", "lean")
 
 

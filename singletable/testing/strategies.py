@@ -46,6 +46,24 @@ from singletable.keys.templates import FieldSegment
 from singletable.model.plan import EntityPlan, entity_plans
 from singletable.model.table import Table
 
+__all__ = [
+    "aware_datetimes",
+    "fixed_ints",
+    "instances",
+    "items",
+    "key_dates",
+    "key_decimals",
+    "key_floats",
+    "key_ints",
+    "key_text",
+    "naive_datetimes",
+    "plain_key_text",
+    "timezones",
+    "unique_instances",
+    "utc_datetimes",
+    "values_of",
+]
+
 E = TypeVar("E", bound=Entity)
 
 Precision = Literal["s", "ms", "us"]
@@ -209,7 +227,8 @@ def _text(metadata: Sequence[Any]) -> hs.SearchStrategy[str]:
                 lambda s: not any("\ud800" <= c <= "\udfff" for c in s)
             )
     low = max([m.min_length for m in metadata if isinstance(m, annotated_types.MinLen)] or [0])
-    high = min([m.max_length for m in metadata if isinstance(m, annotated_types.MaxLen)] or [])
+    highs = [m.max_length for m in metadata if isinstance(m, annotated_types.MaxLen)]
+    high = min(highs) if highs else None
     # Surrogates cannot be encoded as UTF-8, so DynamoDB cannot store them.
     chars = hs.one_of(hs.sampled_from(SPECIAL_CHARS), hs.characters(codec="utf-8"))
     top = high if high is not None else max(low, _TEXT_MAX)
@@ -376,13 +395,23 @@ def _field_strategies(
     return required, optional
 
 
+_MODELS: dict[type[pydantic.BaseModel], hs.SearchStrategy[Any]] = {}
+
+
 def _models(model: type[pydantic.BaseModel]) -> hs.SearchStrategy[Any]:
-    required, optional = _field_strategies(model, {})
-    return (
-        hs.fixed_dictionaries(required, optional=optional)
-        .map(lambda values: _validated(model, values))
-        .filter(lambda built: built is not None)
-    )
+    # Deferred and cached: a recursive model (a tree) refers to its own strategy.
+    if model not in _MODELS:
+
+        def build() -> hs.SearchStrategy[Any]:
+            required, optional = _field_strategies(model, {})
+            return (
+                hs.fixed_dictionaries(required, optional=optional)
+                .map(lambda values: _validated(model, values))
+                .filter(lambda built: built is not None)
+            )
+
+        _MODELS[model] = hs.deferred(build)
+    return _MODELS[model]
 
 
 def _validated(model: type[pydantic.BaseModel], values: Mapping[str, Any]) -> Any:

@@ -91,8 +91,8 @@ def _free_port() -> int:
 
 def answers(host: str, port: int) -> bool:
     """Whether DynamoDB Local answers ``ListTables`` at ``host:port``."""
+    conn = http.client.HTTPConnection(host, port, timeout=2)
     try:
-        conn = http.client.HTTPConnection(host, port, timeout=2)
         conn.request(
             "POST",
             "/",
@@ -109,6 +109,8 @@ def answers(host: str, port: int) -> bool:
         return response.status == 200 and b"TableNames" in response.read()
     except OSError:
         return False
+    finally:
+        conn.close()
 
 
 # -- byte relays (the namespace bridge) -----------------------------------------------
@@ -125,9 +127,13 @@ def _pump(source: socket.socket, target: socket.socket) -> None:
             target.shutdown(socket.SHUT_WR)
 
 
-def _relay(client: socket.socket, connect: socket.socket) -> None:
-    threading.Thread(target=_pump, args=(connect, client), daemon=True).start()
-    _pump(client, connect)
+def _relay(client: socket.socket, upstream: socket.socket) -> None:
+    back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+    back.start()
+    _pump(client, upstream)
+    back.join()
+    client.close()
+    upstream.close()
 
 
 def _serve(listener: socket.socket, family: int, address: str | tuple[str, int]) -> None:

@@ -73,10 +73,13 @@ def test_the_stream_handler_counts_orders(singletable_db: st.Connection) -> None
 
     assert count_orders(singletable_db).handle(event) == {"batchItemFailures": []}
     customer = Customer.get(customer_id="c1").run(singletable_db)
-    assert customer is not None and customer.orders == 1
+    assert customer is not None
+    assert customer.orders == 1
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(orders=unique_instances(Order, customer_id="c1", max_size=6), other=instances(Order))
 def test_recent_orders_come_newest_first(
     singletable_session_db: st.Connection, orders: list[Order], other: Order

@@ -9,10 +9,10 @@ process, needs no network and no credentials, and forgets everything when closed
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 import logging
+import os
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any

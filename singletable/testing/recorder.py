@@ -20,6 +20,7 @@ import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import EllipsisType
 from typing import Any, Protocol, overload
 
 from singletable.errors import SingleTableError
@@ -219,17 +220,21 @@ def _fail(message: str, calls: Sequence[Request]) -> AssertionError:
 
 def assert_no_scan(calls: Sequence[Request]) -> None:
     """No request was a Scan."""
+    __tracebackhide__ = True  # pytest shows the caller's line, not this one
     scans = [r for r in calls if r.action == "scan"]
     if scans:
         raise _fail(f"expected no Scan, {len(scans)} were sent", calls)
 
 
-def assert_single_query(calls: Sequence[Request], *, index: str | None = ...) -> Request:  # type: ignore[assignment]
+def assert_single_query(
+    calls: Sequence[Request], *, index: str | EllipsisType | None = ...
+) -> Request:
     """Exactly one request was sent and it was a Query (on ``index``, if given).
 
     Pass ``index=None`` to require the table itself; leave it out to accept any.
     Returns the query request.
     """
+    __tracebackhide__ = True
     if len(calls) != 1 or calls[0].action != "query":
         raise _fail(f"expected a single Query, {len(calls)} request(s) were sent", calls)
     query = calls[0]
@@ -253,6 +258,7 @@ def assert_max_capacity(
     its own approximation, and none for transactions). A request that reported nothing
     fails the check unless ``reported_only`` is true: an unknown cost is not a small one.
     """
+    __tracebackhide__ = True
     if rcu is None and wcu is None:
         raise ValueError("assert_max_capacity: give rcu=, wcu= or both")
     unreported = [r for r in calls if r.action in _METERED and r.capacity is None]

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import functools
+import operator
 import types
 import typing
 import uuid
@@ -235,20 +237,31 @@ def _text(metadata: Sequence[Any]) -> hs.SearchStrategy[str]:
     return hs.text(chars, min_size=low, max_size=min(top, max(low, _TEXT_MAX)))
 
 
+def _multiple(x: Any, b: Any) -> bool:
+    return bool(x % b == 0)
+
+
+_COMPARISONS: dict[str, Callable[[Any, Any], Any]] = {
+    "ge": operator.ge,
+    "gt": operator.gt,
+    "le": operator.le,
+    "lt": operator.lt,
+    "multiple_of": _multiple,
+}
+
+
+def _holds(test: Callable[[Any, Any], Any], bound: Any, value: Any) -> bool:
+    return bool(test(value, bound))
+
+
 def _bounded(base: hs.SearchStrategy[Any], metadata: Sequence[Any]) -> hs.SearchStrategy[Any]:
     """``base`` kept within the ``Ge``/``Gt``/``Le``/``Lt``/``MultipleOf`` metadata."""
-    checks: list[Callable[[Any], bool]] = []
-    for item in metadata:
-        for name, test in (
-            ("ge", lambda x, b: x >= b),
-            ("gt", lambda x, b: x > b),
-            ("le", lambda x, b: x <= b),
-            ("lt", lambda x, b: x < b),
-            ("multiple_of", lambda x, b: x % b == 0),
-        ):
-            bound = getattr(item, name, None)
-            if bound is not None and hasattr(annotated_types, name.title().replace("_", "")):
-                checks.append(lambda x, t=test, b=bound: bool(t(x, b)))
+    checks = [
+        functools.partial(_holds, test, getattr(item, name))
+        for item in metadata
+        for name, test in _COMPARISONS.items()
+        if getattr(item, name, None) is not None
+    ]
     if not checks:
         return base
     return base.filter(lambda x: all(check(x) for check in checks))
@@ -500,11 +513,11 @@ def items(draw: hs.DrawFn, table: Table, *, max_size: int = 8) -> list[Entity]:
     partition key template then formats the same text joins it (none: a partition of one
     entity). Primary keys and unique values never clash, so all can be stored together.
     """
-    plans = [p for p in entity_plans(table) if issubclass(p.model, Entity)]
+    plans = entity_plans(table)
     if not plans:
         raise SingleTableError(f"items({table.name!r}): no entity is stored in this table")
     anchor = draw(hs.sampled_from(plans))
-    first: Entity = draw(instances(anchor.model))  # type: ignore[arg-type]
+    first = draw(instances(_entity_class(anchor)))
     partition = first.key()[table.pk]
     members: list[tuple[EntityPlan, dict[str, Any]]] = []
     for plan in plans:
@@ -521,15 +534,21 @@ def items(draw: hs.DrawFn, table: Table, *, max_size: int = 8) -> list[Entity]:
     result: list[Entity] = [first]
     seen: set[Any] = {repr(sorted(first.key().items()))}
     for plan, shared in members:
-        drawn = draw(
-            unique_instances(plan.model, max_size=max(1, max_size // len(members)), **shared)
-        )  # type: ignore[arg-type]
+        size = max(1, max_size // len(members))
+        drawn = draw(unique_instances(_entity_class(plan), max_size=size, **shared))
         for obj in drawn:
             identity = repr(sorted(obj.key().items()))
             if identity not in seen and _unique_free(obj, result):
                 seen.add(identity)
                 result.append(obj)
     return result
+
+
+def _entity_class(plan: EntityPlan) -> type[Entity]:
+    model = plan.model
+    if not issubclass(model, Entity):  # pragma: no cover - plans are compiled from entities
+        raise SingleTableError(f"{plan.label} is not an Entity class")
+    return model
 
 
 def _unique_free(obj: Entity, taken: Sequence[Entity]) -> bool:

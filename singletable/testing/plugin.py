@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from singletable.errors import ConfigurationError
+from singletable.errors import SingleTableError
 from singletable.io import AsyncConnection, Connection
 from singletable.model.table import Table
 from singletable.testing.backends import (
@@ -130,7 +130,7 @@ def singletable_backend(pytestconfig: pytest.Config) -> Iterator[Backend]:
             ),
         ) as backend:
             yield backend
-    except ConfigurationError as exc:
+    except SingleTableError as exc:  # a setting missing, DynamoDB Local not startable
         pytest.fail(f"singletable backend: {exc}", pytrace=False)
 
 

@@ -3,6 +3,7 @@ on DynamoDB Local: docs/testing-apps.md)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,9 @@ def test_refuses_where_it_cannot_be_confined(
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "DynamoDBLocal.jar").touch()
     monkeypatch.setattr(local, "only_loopback", lambda: False)
-    real_which = local.shutil.which
+    real_which = shutil.which
     monkeypatch.setattr(
-        local.shutil, "which", lambda name: None if name == "unshare" else real_which(name)
+        shutil, "which", lambda name: None if name == "unshare" else real_which(name)
     )
     with (
         pytest.raises(

@@ -111,6 +111,21 @@ def test_the_moto_server_backend_serves_the_code_under_test(kit: pytest.Pytester
     run(kit, "--singletable-backend", "moto-server").assert_outcomes(passed=2)
 
 
+def test_the_lean_transport_on_moto_runs_the_server(kit: pytest.Pytester) -> None:
+    kit.makepyfile(
+        """
+        from shopmodel import Item
+
+        def test_lean(singletable_db, singletable_backend):
+            assert singletable_db.transport == "lean"
+            assert singletable_backend.kind == "moto-server"
+            Item.put(Item(sku="a", name="A")).run(singletable_db)
+            assert Item.get(sku="a").run(singletable_db).name == "A"
+        """
+    )
+    run(kit, "--singletable-transport", "lean").assert_outcomes(passed=1)
+
+
 def test_async_on_the_in_process_backend_gets_a_server(kit: pytest.Pytester) -> None:
     kit.makepyfile(
         """

@@ -50,7 +50,7 @@ def _put_two(db: st.Connection) -> None:
 
 @pytest.mark.parametrize("transport", ["boto3", "lean"])
 def test_sync_transports_record_action_params_and_capacity(server: Backend, transport: str) -> None:
-    db = server.connection(transport=transport)  # type: ignore[arg-type]
+    db = server.connection(transport=transport)
     assert db.transport == transport
     _put_two(db)
 

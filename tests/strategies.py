@@ -25,13 +25,7 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from singletable.keys.codecs import KeyFormat
-
-# The value strategies moved to the test kit; the tests import them from here as before.
-from singletable.testing.strategies import (  # noqa: F401
-    INT_BOUNDARIES,
-    SPECIAL_CHARS,
-    UTC,
-    Precision,
+from singletable.testing.strategies import (
     aware_datetimes,
     fixed_ints,
     key_dates,
@@ -40,7 +34,6 @@ from singletable.testing.strategies import (  # noqa: F401
     key_ints,
     key_text,
     naive_datetimes,
-    plain_key_text,
     timezones,
     utc_datetimes,
 )

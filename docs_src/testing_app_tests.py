@@ -82,10 +82,10 @@ def test_the_stream_handler_counts_orders(singletable_db: st.Connection) -> None
 )
 @given(orders=unique_instances(Order, customer_id="c1", max_size=6), other=instances(Order))
 def test_recent_orders_come_newest_first(
-    singletable_session_db: st.Connection, orders: list[Order], other: Order
+    singletable_db: st.Connection, orders: list[Order], other: Order
 ) -> None:
-    db = singletable_session_db
-    # The session's tables keep their items between examples: start each one empty.
+    db = singletable_db
+    # The examples of one test share its tables (the fixture runs once): start each empty.
     for stored in Order.query(customer_id="c1").all(db):
         Order.delete(customer_id="c1", order_id=stored.order_id).run(db)
     for order in orders:

@@ -175,21 +175,24 @@ def singletable_session_db(
     """A `Connection` for the whole session; the tables are created once, data is kept.
 
     On DynamoDB Local and other endpoints each table gets a name of its own for the
-    session (the model's name plus `Backend.suffix`) and is deleted at the end.
+    session (the model's name plus `Backend.suffix`) and is deleted at the end. On the
+    in-process ``moto`` backend this keeps moto's mock on from the first test that asks
+    for it to the end of the session.
     """
-    db = singletable_backend.connection(transport=_transport(pytestconfig))
-    singletable_backend.adopt(singletable_tables)
-    try:
-        create_tables(db, singletable_tables)
-        yield db
-    finally:
+    with singletable_backend.active():
+        db = singletable_backend.connection(transport=_transport(pytestconfig))
+        singletable_backend.adopt(singletable_tables)
         try:
-            if singletable_backend.suffix:
-                for table in singletable_tables:
-                    if db.table_exists(table):
-                        db.delete_table(table)
+            create_tables(db, singletable_tables)
+            yield db
         finally:
-            singletable_backend.release()
+            try:
+                if singletable_backend.suffix:
+                    for table in singletable_tables:
+                        if db.table_exists(table):
+                            db.delete_table(table)
+            finally:
+                singletable_backend.release()
 
 
 @pytest.fixture
@@ -209,32 +212,39 @@ def singletable_env(singletable_backend: Backend, monkeypatch: pytest.MonkeyPatc
 
 @pytest.fixture
 def singletable_db(
-    singletable_session_db: Connection,
+    singletable_backend: Backend,
     singletable_tables: list[Table],
     singletable_env: Backend,
-) -> Connection:
-    """The session's `Connection`, its tables emptied before this test (meter at zero).
+    request: pytest.FixtureRequest,
+) -> Iterator[Connection]:
+    """A `Connection` whose tables hold nothing when the test starts (meter at zero).
 
-    Emptying takes one scan per table and a delete per item left by the test before:
-    far cheaper than creating tables again, and no server restarts.
+    In-process ``moto``: a fresh mock for the test, tables created in it (milliseconds).
+    Elsewhere: the session's connection and tables, emptied (a scan per table and a
+    delete per item left by an earlier test), so no table is created again and no
+    server restarted.
     """
-    db = singletable_session_db
+    if singletable_backend.endpoint is None:
+        with singletable_backend.active():
+            db = singletable_backend.connection(transport=_transport(request.config))
+            create_tables(db, singletable_tables)
+            yield db
+        return
+    db = request.getfixturevalue("singletable_session_db")
     create_tables(db, singletable_tables)  # again: a test may have deleted one
     clear_tables(db, singletable_tables)
     db.meter.reset()
-    return db
+    yield db
 
 
 @pytest.fixture(scope="session")
 def _singletable_http_db(
-    singletable_backend: Backend,
-    singletable_session_db: Connection,
-    singletable_tables: list[Table],
+    singletable_backend: Backend, singletable_tables: list[Table], request: pytest.FixtureRequest
 ) -> Iterator[tuple[Backend, Connection]]:
     # aiobotocore's requests never reach the in-process mock: give async tests a moto
     # server of their own on that backend; every other backend already has an endpoint.
     if singletable_backend.endpoint is not None:
-        yield singletable_backend, singletable_session_db
+        yield singletable_backend, request.getfixturevalue("singletable_session_db")
         return
     with open_backend("moto-server") as server:
         db = server.connection()

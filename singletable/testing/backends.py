@@ -87,7 +87,7 @@ def serialise_moto() -> None:
     """
     from moto.core.responses import BaseResponse
 
-    if getattr(BaseResponse.call_action, "_serialised", False):
+    if getattr(BaseResponse.call_action, "singletable_serialised", False):
         return
     handle = BaseResponse.call_action
     lock = threading.RLock()
@@ -96,7 +96,7 @@ def serialise_moto() -> None:
         with lock:
             return handle(self)
 
-    call_action._serialised = True  # type: ignore[attr-defined]
+    call_action.singletable_serialised = True  # type: ignore[attr-defined]
     BaseResponse.call_action = call_action  # type: ignore[method-assign]
 
 

@@ -40,14 +40,11 @@ reaching for these markers, unless the difference is the backend's, not ours.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
-import threading
 import uuid
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import boto3
 import botocore.handlers
@@ -59,7 +56,10 @@ from botocore.exceptions import ClientError
 # botocore's BUILTIN_HANDLERS, which a session copies when it is created. A session made
 # before that import is never mocked and sends its requests to the real AWS endpoint.
 from moto import mock_aws
-from moto.core.responses import BaseResponse
+
+from singletable.errors import ConfigurationError
+from singletable.io.embedded import EmbeddedServer, embedded_server
+from singletable.testing.backends import LOCAL_CREDENTIALS, loopback_endpoint, serialise_moto
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -72,8 +72,7 @@ TRANSPORTS = ("boto3", "lean")
 REGION = "us-east-1"
 # The credentials scripts/dynamodb-local exports. DynamoDB Local keeps one database per
 # (access key, region) unless started with -sharedDb, so every client must use these.
-LOCAL_ACCESS_KEY = "local"
-LOCAL_SECRET_KEY = "local"
+LOCAL_ACCESS_KEY, LOCAL_SECRET_KEY = LOCAL_CREDENTIALS
 MARKERS = {
     "moto_only": "moto",
     "dynamodb_local_only": "dynamodb-local",
@@ -170,16 +169,10 @@ def _local_endpoint() -> str:
             "`scripts/dynamodb-local run -- python3 -m pytest tests/integration "
             "--backend dynamodb-local`"
         )
-    host = urlsplit(endpoint).hostname or ""
     try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
-        raise pytest.UsageError(
-            f"SINGLETABLE_ENDPOINT must be a loopback address, got {endpoint!r}"
-        )
-    return endpoint
+        return loopback_endpoint(endpoint, what="SINGLETABLE_ENDPOINT")
+    except ConfigurationError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 @pytest.fixture(scope="session")
@@ -212,31 +205,7 @@ def _dynamodb_local_client(dynamodb_endpoint: str | None) -> DynamoDBClient | No
     )
 
 
-def _serialise_moto() -> None:
-    """Make moto handle one request at a time, in-process and behind its server alike.
-
-    moto's backends take no lock: two threads can interleave inside one request (a
-    conditional put checked, another thread's ADD, then the put stored), and a cancelled
-    TransactWriteItems restores a copy of the whole table taken before it, erasing what
-    other threads wrote meanwhile. DynamoDB makes each request atomic; a lock around
-    moto's request handler (every service's, the one place both paths go through) gives
-    the tests that run threads on moto (migrations' parallel scan segments, concurrent
-    writers) that much, and leaves moto's answers as they are.
-    """
-    if getattr(BaseResponse.call_action, "_serialised", False):
-        return
-    handle = BaseResponse.call_action
-    lock = threading.RLock()
-
-    def call_action(self: BaseResponse) -> Any:
-        with lock:
-            return handle(self)
-
-    call_action._serialised = True  # type: ignore[attr-defined]
-    BaseResponse.call_action = call_action  # type: ignore[method-assign]
-
-
-_serialise_moto()
+serialise_moto()
 
 
 @pytest.fixture(scope="session")
@@ -268,28 +237,13 @@ def executor_kind(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def moto_server() -> Iterator[str]:
     """A moto server on a free loopback port (for aiobotocore); yields its endpoint URL."""
-    import logging
-
-    from moto.server import ThreadedMotoServer
-
-    # werkzeug logs every request to stderr; the tests read responses, not logs.
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
+    with embedded_server() as server:
+        yield server.endpoint
 
 
 def reset_moto_server(endpoint: str) -> None:
     """Forget every table on the moto server (a fresh account, as ``mock_aws()`` gives)."""
-    import urllib.request
-
-    request = urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST")
-    with urllib.request.urlopen(request, timeout=10) as response:
-        response.read()
+    EmbeddedServer(endpoint).reset()
 
 
 @pytest.fixture

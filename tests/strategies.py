@@ -25,144 +25,18 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from singletable.keys.codecs import KeyFormat
-
-Precision = Literal["s", "ms", "us"]
-
-UTC = dt.timezone.utc
-
-#: Characters that matter to key escaping: the default delimiter and escape char, the
-#: neighbours of both, space, NUL, the characters right above the escape char, digits,
-#: the range bound '$' (chr(ord('#') + 1)), and characters above ASCII.
-SPECIAL_CHARS = "#%$\"&'! \x00\x01\x1f/-.:09AZaz~\x7f\x80\xe9\u20ac\uffff\U0001f600"
-
-
-def key_text(*, max_size: int = 20) -> hs.SearchStrategy[str]:
-    """Arbitrary text for a key segment: delimiter, escape char, controls, non-ASCII.
-
-    Surrogates are excluded (they cannot be encoded as UTF-8, so cannot be stored).
-    """
-    return hs.text(
-        hs.one_of(hs.sampled_from(SPECIAL_CHARS), hs.characters(codec="utf-8")),
-        max_size=max_size,
-    )
-
-
-def plain_key_text(*, max_size: int = 20) -> hs.SearchStrategy[str]:
-    """Text with no character at or below ``'%'``: escaping leaves it unchanged."""
-    return hs.text(
-        hs.characters(codec="utf-8", min_codepoint=ord("%") + 1),
-        max_size=max_size,
-    )
-
-
-#: Boundary ints of the variable-width int codec (at most 99 digits).
-INT_BOUNDARIES = [
-    0,
-    1,
-    -1,
-    9,
-    10,
-    -9,
-    -10,
-    99,
-    100,
-    -99,
-    -100,
-    10**98,
-    10**98 - 1,
-    -(10**98),
-    -(10**98) + 1,
-    10**99 - 1,
-    -(10**99) + 1,
-]
-
-
-def key_ints() -> hs.SearchStrategy[int]:
-    """Ints the variable-width int codec accepts: small, boundary and up to 99 digits."""
-    return hs.one_of(
-        hs.integers(min_value=-1000, max_value=1000),
-        hs.integers(),
-        hs.integers(min_value=-(10**99) + 1, max_value=10**99 - 1),
-        hs.sampled_from(INT_BOUNDARIES),
-    )
-
-
-def fixed_ints(width: int) -> hs.SearchStrategy[int]:
-    """Ints that fit ``KeyFormat(width=width)``, with both boundaries."""
-    top = 10**width - 1
-    return hs.one_of(hs.integers(min_value=0, max_value=top), hs.sampled_from([0, 1, top]))
-
-
-def key_decimals() -> hs.SearchStrategy[Decimal]:
-    """Finite decimals whose exponent fits the decimal codec, incl. zeros and trailing zeros."""
-    coefficient = hs.one_of(
-        hs.integers(min_value=-1000, max_value=1000),
-        hs.integers(min_value=-(10**40), max_value=10**40),
-    )
-    exponent = hs.one_of(hs.integers(min_value=-5, max_value=5), hs.integers(-450, 450))
-    built = hs.builds(lambda c, e: Decimal(f"{c}E{e}"), coefficient, exponent)  # exact
-    zeros = hs.sampled_from([Decimal("0"), Decimal("-0"), Decimal("0E+7"), Decimal("-0.000")])
-    edges = hs.sampled_from(
-        [Decimal("1E+498"), Decimal("-1E+498"), Decimal("1E-499"), Decimal("-1E-499")]
-    )
-    return hs.one_of(built, zeros, edges)
-
-
-def key_floats() -> hs.SearchStrategy[float]:
-    """Finite floats, both zeros, subnormals and extremes."""
-    return hs.one_of(
-        hs.floats(allow_nan=False, allow_infinity=False),
-        hs.sampled_from([0.0, -0.0, 5e-324, -5e-324, 1.7976931348623157e308, 0.1, -0.1]),
-    )
-
-
-def timezones() -> hs.SearchStrategy[dt.tzinfo]:
-    """Fixed-offset timezones in -23:59..+23:59, some with seconds, and UTC."""
-    minutes = hs.integers(min_value=-(24 * 60 - 1), max_value=24 * 60 - 1)
-    return hs.one_of(
-        hs.just(UTC),
-        hs.builds(lambda m: dt.timezone(dt.timedelta(minutes=m)), minutes),
-        hs.builds(lambda s: dt.timezone(dt.timedelta(seconds=s)), hs.integers(-86399, 86399)),
-    )
-
-
-_DIVISOR = {"s": 1_000_000, "ms": 1000, "us": 1}
-
-
-def utc_datetimes(precision: Precision = "us") -> hs.SearchStrategy[dt.datetime]:
-    """Aware UTC datetimes (years 1..9999) with no finer fraction than ``precision``."""
-    div = _DIVISOR[precision]
-    return hs.builds(
-        lambda d: d.replace(microsecond=d.microsecond - d.microsecond % div, tzinfo=UTC),
-        hs.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(9999, 12, 31, 23, 59)),
-    )
-
-
-def aware_datetimes(precision: Precision = "us") -> hs.SearchStrategy[dt.datetime]:
-    """Aware datetimes in random fixed-offset timezones whose UTC instant is in range.
-
-    The UTC instant has no finer fraction than ``precision`` (so the key codec of that
-    precision accepts every one of them).
-    """
-
-    def shift(instant: dt.datetime, tz: dt.tzinfo) -> dt.datetime:
-        try:
-            return instant.astimezone(tz)
-        except OverflowError:  # local time falls outside years 1..9999
-            return instant
-
-    return hs.builds(shift, utc_datetimes(precision), timezones())
-
-
-def naive_datetimes() -> hs.SearchStrategy[dt.datetime]:
-    """Naive datetimes (no tzinfo)."""
-    return hs.datetimes()
-
-
-def key_dates() -> hs.SearchStrategy[dt.date]:
-    """Dates in years 1..9999."""
-    return hs.dates()
-
+from singletable.testing.strategies import (
+    aware_datetimes,
+    fixed_ints,
+    key_dates,
+    key_decimals,
+    key_floats,
+    key_ints,
+    key_text,
+    naive_datetimes,
+    timezones,
+    utc_datetimes,
+)
 
 # --------------------------------------------------------------------------------------
 # Composite key templates (tests/test_templates.py, tests/test_entity.py)

@@ -24,6 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "singletable"
 # Not imported by library code: a mypy plugin, and the `python -m singletable` entry point.
 NOT_LIBRARY = {"singletable.mypy", "singletable.cli.__main__"}
+# The test kit's modules that applications name themselves: its pytest plugin (``-p``,
+# the entry point) and its hypothesis strategies (imported only with hypothesis installed).
+KIT_MODULES = ["singletable.testing.plugin", "singletable.testing.strategies"]
 
 
 def _public_modules() -> list[str]:
@@ -34,6 +37,7 @@ def _public_modules() -> list[str]:
             names.append(".".join(parts[:-1]))
         elif len(parts) == 2:
             names.append(".".join(parts))
+    names.extend(KIT_MODULES)
     return [name for name in names if name not in NOT_LIBRARY and name != "singletable"] + [
         "singletable"
     ]

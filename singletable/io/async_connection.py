@@ -24,6 +24,7 @@ from singletable.io.common import (
     REQUEST_ERRORS,
     CapacityMeter,
     Outcome,
+    RequestListener,
     client_config,
     no_region_error,
     request_error,
@@ -89,6 +90,8 @@ class AsyncConnection:
         self._exit_stack: AsyncExitStack | None = None
         self._sleep = sleep
         self.meter = CapacityMeter()
+        #: Watch every request sent (`singletable.testing.record` adds one while it records).
+        self.listeners: list[RequestListener] = []
         #: As `Connection.transport`: aiobotocore serialises and parses as botocore does
         #: (the lean transport is the synchronous executor's only).
         self.transport: Literal["boto3"] = "boto3"
@@ -161,14 +164,21 @@ class AsyncConnection:
             ConfigurationError: No credentials were found.
         """
         client = self.client
+        sent = params
+        for listener in self.listeners:
+            sent = listener.sending(action, sent)
         try:
-            response: dict[str, Any] = await getattr(client, action)(**params)
+            response: dict[str, Any] = await getattr(client, action)(**sent)
         except REQUEST_ERRORS as exc:
             error = request_error(exc, client)
             if error is None:
                 raise
+            for listener in self.listeners:
+                listener.answered(action, params, None, error)
             raise error from exc
         self.meter.record(action, response)
+        for listener in self.listeners:
+            listener.answered(action, params, response, None)
         return response
 
     async def _perform(self, step: Call | Sleep, trace: OperationTrace | None) -> Outcome:

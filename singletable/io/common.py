@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from botocore.config import Config
 from botocore.exceptions import (
@@ -30,6 +30,28 @@ Y = TypeVar("Y")
 #: An outcome handed back to an operation: the response, ``None`` after a sleep, or the
 #: `ServiceError` the call raised (thrown into the generator).
 Outcome = dict[str, Any] | ServiceError | None
+
+
+class RequestListener(Protocol):
+    """Watches each request an executor sends (`singletable.testing.record` is one).
+
+    Both executors call their listeners from ``call``, the one place a request goes out,
+    whatever the transport (boto3, lean, aiobotocore).
+    """
+
+    def sending(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The parameters to send for ``params`` (``params`` itself to change nothing)."""
+        ...
+
+    def answered(
+        self,
+        action: str,
+        params: dict[str, Any],
+        response: dict[str, Any] | None,
+        error: SingleTableError | None,
+    ) -> None:
+        """The request's answer: its response, or the error sending it raised."""
+        ...
 
 
 def client_config(max_attempts: int) -> Config:

@@ -22,6 +22,7 @@ from singletable.io.common import (
     REQUEST_ERRORS,
     CapacityMeter,
     Outcome,
+    RequestListener,
     client_config,
     no_region_error,
     request_error,
@@ -115,6 +116,8 @@ class Connection:
         #: The transport actually in use (``"lean"`` may fall back to ``"boto3"``).
         self.transport: TransportName = "lean" if lean is not None else "boto3"
         self.meter = CapacityMeter()
+        #: Watch every request sent (`singletable.testing.record` adds one while it records).
+        self.listeners: list[RequestListener] = []
         self._sleep = sleep
 
     # -- the transport: the one place a request is sent ------------------------------
@@ -128,14 +131,21 @@ class Connection:
             ConfigurationError: No credentials were found.
         """
         client = self.client
+        sent = params
+        for listener in self.listeners:
+            sent = listener.sending(action, sent)
         try:
-            response: dict[str, Any] = self._send(action, params)
+            response: dict[str, Any] = self._send(action, sent)
         except REQUEST_ERRORS as exc:
             error = request_error(exc, client)
             if error is None:
                 raise
+            for listener in self.listeners:
+                listener.answered(action, params, None, error)
             raise error from exc
         self.meter.record(action, response)
+        for listener in self.listeners:
+            listener.answered(action, params, response, None)
         return response
 
     def _send_boto3(self, action: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from singletable.attributes.numbers import MAX_NUMBER_DIGITS, beyond_number_range, number_text
-from tests.strategies import key_decimals, key_floats, key_ints
+from singletable.testing.strategies import key_decimals, key_floats, key_ints
 
 table = st.Table("ranges", indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
 

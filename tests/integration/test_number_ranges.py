@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 import singletable as st
-from tests.strategies import key_decimals, key_ints
+from singletable.testing.strategies import key_decimals, key_ints
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -24,7 +24,7 @@ from singletable.keys.escaping import SegmentEscaper
 from singletable.keys.numbers import DecimalCodec, FixedIntCodec, FloatCodec, IntCodec
 from singletable.keys.text import BoolCodec, StrCodec, UUIDCodec
 from singletable.keys.times import DateCodec, DatetimeCodec
-from tests.strategies import (
+from singletable.testing.strategies import (
     UTC,
     aware_datetimes,
     fixed_ints,

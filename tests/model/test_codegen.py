@@ -26,6 +26,7 @@ from singletable.attributes.fastpath import Writer
 from singletable.attributes.size import MAX_ITEM_SIZE, attribute_value_size, item_size
 from singletable.examples import sample_items
 from singletable.model.plan import EntityPlan
+from singletable.testing.strategies import key_text
 from tests.strategies import (
     ATTRIBUTE_KINDS,
     AttributeKind,
@@ -34,7 +35,6 @@ from tests.strategies import (
     build_entity,
     entity_instances,
     entity_specs,
-    key_text,
 )
 
 UTC = dt.timezone.utc

@@ -31,7 +31,8 @@ from singletable.keys.codecs import KeyFormat
 from singletable.model.plan import IndexKeys, entity_plan
 from singletable.model.table import GSI, LSI, Projection, Table
 from singletable.operations.reads import decode_any
-from tests.strategies import Level, Shade, aware_datetimes, key_text
+from singletable.testing.strategies import aware_datetimes, key_text
+from tests.strategies import Level, Shade
 
 T0 = dt.datetime(2026, 6, 23, 8, 0, tzinfo=dt.timezone.utc)
 

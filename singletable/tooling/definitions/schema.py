@@ -14,13 +14,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from singletable.errors import ModelDefinitionError
-from singletable.model.definition import create_table_request
+from singletable.model.definition import (
+    TableDefinition,
+    index_entries,
+    key_schema_of,
+    table_definition,
+    throughput_of,
+)
 from singletable.model.table import Table
 
 CFN_FORMAT_VERSION = "2010-09-09"
 
 
-def logical_id(table: Table) -> str:
+def logical_id(table: Table | TableDefinition) -> str:
     """The CloudFormation logical id of ``table``'s resource: its name in CamelCase.
 
     Logical ids must be alphanumeric, so ``"singletable-demo"`` becomes
@@ -33,35 +39,41 @@ def logical_id(table: Table) -> str:
     return stem + "Table"
 
 
-def cloudformation_resource(table: Table) -> dict[str, Any]:
+def cloudformation_resource(table: Table | TableDefinition) -> dict[str, Any]:
     """The ``AWS::DynamoDB::Table`` resource (``Type``, policies and ``Properties``).
 
     Both deletion policies are ``Retain``: a stack update that replaces or removes the
     table must never take the data with it; delete a retained table by hand.
     """
-    request = create_table_request(table)
+    d = table_definition(table) if isinstance(table, Table) else table
     props: dict[str, Any] = {
-        "TableName": request["TableName"],
-        "AttributeDefinitions": request["AttributeDefinitions"],
-        "KeySchema": request["KeySchema"],
-        "BillingMode": request["BillingMode"],
+        "TableName": d.name,
+        "AttributeDefinitions": [
+            {"AttributeName": name, "AttributeType": kind} for name, kind in d.attributes
+        ],
+        "KeySchema": key_schema_of(d.key),
+        "BillingMode": d.billing_mode,
     }
-    for name in ("ProvisionedThroughput", "GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
-        if name in request:
-            props[name] = request[name]
-    if table.ttl_attribute is not None:
-        props["TimeToLiveSpecification"] = {"AttributeName": table.ttl_attribute, "Enabled": True}
-    if table.stream is not None:
+    if d.throughput is not None:
+        props["ProvisionedThroughput"] = throughput_of(d.throughput)
+    gsis, lsis = index_entries(d, "GSI"), index_entries(d, "LSI")
+    if gsis:
+        props["GlobalSecondaryIndexes"] = gsis
+    if lsis:
+        props["LocalSecondaryIndexes"] = lsis
+    if d.ttl_attribute is not None:
+        props["TimeToLiveSpecification"] = {"AttributeName": d.ttl_attribute, "Enabled": True}
+    if d.stream is not None:
         # CloudFormation enables the stream by the presence of a view type (no StreamEnabled).
-        props["StreamSpecification"] = {"StreamViewType": table.stream}
-    if table.point_in_time_recovery:
+        props["StreamSpecification"] = {"StreamViewType": d.stream}
+    if d.point_in_time_recovery:
         props["PointInTimeRecoverySpecification"] = {"PointInTimeRecoveryEnabled": True}
-    if table.deletion_protection:
+    if d.deletion_protection:
         props["DeletionProtectionEnabled"] = True
-    if table.sse:
+    if d.sse:
         props["SSESpecification"] = {"SSEEnabled": True, "SSEType": "KMS"}
-    if table.tags:
-        props["Tags"] = request["Tags"]
+    if d.tags:
+        props["Tags"] = [{"Key": k, "Value": v} for k, v in d.tags]
     return {
         "Type": "AWS::DynamoDB::Table",
         "DeletionPolicy": "Retain",

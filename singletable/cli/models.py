@@ -15,26 +15,33 @@ def add_synth(sub: Subcommands) -> None:
     """``synth``: the table definition."""
     p = sub.add_parser(
         "synth",
-        help="print the table definition (CloudFormation JSON/YAML or a create_table request)",
+        help="print the table definition (CloudFormation JSON/YAML, create_table, CDK, Terraform)",
         description="Print the table definition generated from the model.",
     )
     p.add_argument("model", help=MODEL_HELP)
     p.add_argument(
         "--format",
-        choices=["json", "yaml", "create-table"],
+        choices=["json", "yaml", "create-table", "cdk", "terraform"],
         default="json",
         help="json/yaml: a CloudFormation template with one AWS::DynamoDB::Table per table; "
-        "create-table: the boto3 create_table request(s) as JSON (default: json)",
+        "create-table: the boto3 create_table request(s) as JSON; cdk: a Python CDK module "
+        "(TableV2); terraform: aws_dynamodb_table resources as .tf.json (default: json)",
     )
     p.set_defaults(func=_cmd_synth)
 
 
 def _cmd_synth(args: argparse.Namespace, out: TextIO) -> int:
     from singletable.model.definition import create_table_request
+    from singletable.tooling.definitions.cdk import cdk_module
     from singletable.tooling.definitions.schema import cloudformation_template, to_json, to_yaml
+    from singletable.tooling.definitions.terraform import terraform_config
 
     tables = load_model(args.model)
-    if args.format == "create-table":
+    if args.format == "cdk":
+        out.write(cdk_module(tables))
+    elif args.format == "terraform":
+        out.write(to_json(terraform_config(tables)))
+    elif args.format == "create-table":
         requests = [create_table_request(t) for t in tables]
         out.write(to_json(requests[0] if len(requests) == 1 else requests))
     elif args.format == "yaml":

@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     bulk.add_load(sub)
     bulk.add_export(sub)
     models.add_lint(sub)
+    models.add_workbench(sub)
     _add_demo(sub)
     _add_browse(sub)
     jobs.add_jobs(sub)

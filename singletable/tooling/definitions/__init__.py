@@ -1,7 +1,8 @@
 """Table definitions generated from the model, all rendered from one `TableDefinition`.
 
 `schema` (CloudFormation, JSON/YAML), `cdk` (a Python CDK module of ``TableV2``),
-`terraform` (``aws_dynamodb_table`` as ``.tf.json``).
+`terraform` (``aws_dynamodb_table`` as ``.tf.json``); NoSQL Workbench data models out
+(`workbench`) and entity skeletons in (`workbench_import`).
 """
 
 from __future__ import annotations
@@ -14,12 +15,17 @@ from singletable.tooling.definitions.schema import (
     to_yaml,
 )
 from singletable.tooling.definitions.terraform import terraform_config
+from singletable.tooling.definitions.workbench import sample_items, workbench_model
+from singletable.tooling.definitions.workbench_import import workbench_import
 
 __all__ = [
     "cdk_module",
     "cloudformation_resource",
     "cloudformation_template",
+    "sample_items",
     "terraform_config",
     "to_json",
     "to_yaml",
+    "workbench_import",
+    "workbench_model",
 ]

@@ -2,11 +2,12 @@
 
 Opt-in (``--deploy-tools`` or ``SINGLETABLE_DEPLOY_TOOLS=1``); deselected otherwise,
 because the tools are a large install the default suite does not make. A missing tool
-fails these tests, it never skips them. Set up once (npm and PyPI)::
+fails these tests, it never skips them. ``bash scripts/deploy-tools`` installs the CDK
+(npm ``aws-cdk``, PyPI ``aws-cdk-lib`` into ``.deploy-tools/``) and runs them; by hand::
 
-    DIR=/tmp/cdk && mkdir -p $DIR && (cd $DIR && npm install aws-cdk)
-    python3 -m pip install --target $DIR/py aws-cdk-lib constructs
-    SINGLETABLE_CDK_DIR=$DIR python3 -m pytest tests/tooling/definitions --deploy-tools
+    SINGLETABLE_CDK_DIR=DIR python3 -m pytest tests/tooling/definitions --deploy-tools
+
+where DIR holds ``node_modules/.bin/cdk`` and ``py/`` (``pip install --target DIR/py``).
 
 Terraform needs ``terraform`` on the PATH and the hashicorp/aws provider, either from the
 registry or from a local mirror named by ``SINGLETABLE_TF_PLUGINS`` (a directory laid out

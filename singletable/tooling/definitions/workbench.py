@@ -72,9 +72,13 @@ def _type_of(annotation: Any) -> str:
     if origin in (dict, Mapping):
         return "M"
     if isinstance(annotation, type):
+        if issubclass(annotation, enum.Enum):
+            # Members are stored by value: numbers as N, anything else as S.
+            numeric = all(isinstance(m.value, int | float) for m in annotation)
+            return "N" if numeric else "S"
         if issubclass(annotation, bool):
             return "BOOL"
-        if issubclass(annotation, (int, float, Decimal)) and not issubclass(annotation, enum.Enum):
+        if issubclass(annotation, (int, float, Decimal)):
             return "N"
         if issubclass(annotation, bytes):
             return "B"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import enum
 import importlib.util
 import io
 import json
 import sys
+from decimal import Decimal
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -227,3 +230,42 @@ def test_the_commands(tmp_path: Path) -> None:
     assert main(["workbench", "import", str(model_file), "-o", str(entities)], out=out) == 0
     assert "class AuditEvent(" in entities.read_text()
     assert main(["workbench", "import", str(tmp_path / "missing.json")], out=out) == 2
+
+
+class Size(enum.Enum):
+    S = 1
+    M = 2
+
+
+class Shade(enum.Enum):
+    DARK = "dark"
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value", "stored"),
+    [
+        (str, "x", "S"),
+        (int, 1, "N"),
+        (Decimal, Decimal("1.5"), "N"),
+        (bool, True, "BOOL"),
+        (bytes, b"x", "B"),
+        (Size, Size.M, "N"),
+        (Shade, Shade.DARK, "S"),
+        (int | None, 1, "N"),
+        (set[str], {"a"}, "SS"),
+        (set[int], {1}, "NS"),
+        (list[int], [1], "L"),
+        (dict[str, int], {"a": 1}, "M"),
+        (dt.datetime, dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc), "S"),
+    ],
+)
+def test_attribute_types_follow_the_stored_form(annotation: Any, value: Any, stored: str) -> None:
+    class Probe(st.Entity, table=st.Table(f"wb-probe-{next(_counter)}", sk=None), pk="P#{k}"):
+        k: str
+        v: annotation  # type: ignore[valid-type]
+
+    (table,) = workbench_model(Probe.plan().table)["DataModel"]
+    types = {a["AttributeName"]: a["AttributeType"] for a in table["NonKeyAttributes"]}
+    assert types["v"] == stored
+    # ... which is the type the item is really stored with.
+    assert list(Probe.plan().to_item(Probe(k="a", v=value))["v"]) == [stored]

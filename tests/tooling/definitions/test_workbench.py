@@ -262,7 +262,7 @@ class Shade(enum.Enum):
 def test_attribute_types_follow_the_stored_form(annotation: Any, value: Any, stored: str) -> None:
     class Probe(st.Entity, table=st.Table(f"wb-probe-{next(_counter)}", sk=None), pk="P#{k}"):
         k: str
-        v: annotation  # type: ignore[valid-type]
+        v: annotation
 
     (table,) = workbench_model(Probe.plan().table)["DataModel"]
     types = {a["AttributeName"]: a["AttributeType"] for a in table["NonKeyAttributes"]}

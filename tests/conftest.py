@@ -96,6 +96,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: $SINGLETABLE_EXECUTOR, else sync)",
     )
     group.addoption(
+        "--deploy-tools",
+        action="store_true",
+        default=os.environ.get("SINGLETABLE_DEPLOY_TOOLS") == "1",
+        help="also run the deploy_tools tests: `cdk synth` and `terraform validate` for real "
+        "(see tests/tooling/definitions/test_deploy_tools.py; default: $SINGLETABLE_DEPLOY_TOOLS)",
+    )
+    group.addoption(
         "--transport",
         choices=TRANSPORTS,
         default=os.environ.get("SINGLETABLE_TRANSPORT") or "boto3",
@@ -147,6 +154,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.getoption("deploy_tools"):
+        # Opt-in, and deselected rather than skipped: the tools are a large install that
+        # the default suite does not make (the structural tests beside them always run).
+        tools = [item for item in items if item.get_closest_marker("deploy_tools")]
+        if tools:
+            config.hook.pytest_deselected(items=tools)
+            items[:] = [item for item in items if not item.get_closest_marker("deploy_tools")]
     backend = config.getoption("backend")
     for item in items:
         wanted = [(name, only) for name, only in MARKERS.items() if item.get_closest_marker(name)]

@@ -1,4 +1,4 @@
-"""The ``singletable`` command: synth, snapshot, plan, migrate, load, export, lint, demo, browse.
+"""The ``singletable`` command: synth, snapshot, plan, migrate, check-deployed, load, export...
 
 A thin layer over the library: every subcommand loads the model named by a reference
 and calls the same functions a program would.
@@ -14,8 +14,9 @@ export skipped items), 2 a usage error; ``plan`` returns 3 (online index change)
 rewrite), 5 (breaking for reads) or 6 (table migration) for the worst change it finds; 7 a
 bad snapshot, 8 no AWS region or credentials, 9 an unreachable endpoint, 10 a migration
 refused, 11 an error from DynamoDB, 12 a TTL switch pending, 13 invalid lines in a load's
-input file. Every failure is one line on stderr (a load's invalid lines, an export's
-skipped items: one line each, then the failure).
+input file, 14 drift that deploying the definition fixes (``check-deployed``, which returns
+3 to 6 like ``plan`` for costlier differences). Every failure is one line on stderr (a
+load's invalid lines, an export's skipped items: one line each, then the failure).
 """
 
 from __future__ import annotations
@@ -46,9 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_snapshot(sub)
     models.add_plan(sub)
     migrations.add_migrate(sub)
+    migrations.add_check_deployed(sub)
     bulk.add_load(sub)
     bulk.add_export(sub)
     models.add_lint(sub)
+    models.add_workbench(sub)
     _add_demo(sub)
     _add_browse(sub)
     jobs.add_jobs(sub)

@@ -44,6 +44,9 @@ class ExitCode(enum.IntEnum):
     TTL_PENDING = 12
     #: load: the input file has invalid lines (nothing was written).
     BAD_INPUT = 13
+    #: check-deployed: the deployed table differs from the model, and deploying the model's
+    #: definition fixes it (safe differences only: a setting, a missing table).
+    DRIFT = 14
 
 
 def code_for(exc: SingleTableError) -> ExitCode:
@@ -65,7 +68,7 @@ def code_for(exc: SingleTableError) -> ExitCode:
 
 #: The table printed in ``--help`` of plan, migrate, load and export.
 EXIT_CODES_HELP = """exit codes:
-  0  success (plan: nothing unsafe, only safe changes or none)
+  0  success (plan: nothing unsafe, only safe changes or none; check-deployed: no drift)
   1  migrate: some items could not be rewritten (--dry-run: would fail);
      load: stopped with items not written (the message says which);
      export: items skipped, not exported (counted by reason; --rejects keeps them)
@@ -82,4 +85,7 @@ EXIT_CODES_HELP = """exit codes:
  11  DynamoDB refused a request (access denied, table missing, ...)
  12  migrate: TTL switch pending (one TTL change per table per hour): run again later
  13  load: invalid lines in the input file (each listed; nothing was written)
+ 14  check-deployed: the deployed table differs from the model in what deploying the
+     definition fixes (a setting, a missing table); 3-6 when the worst difference is of
+     that plan class (a missing GSI: 3, a key schema: 6)
 """

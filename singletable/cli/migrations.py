@@ -179,3 +179,36 @@ def _transforms(refs: Sequence[str]) -> Any:
             "once per entity, not both"
         )
     return _function(bare[0]) if bare else (named or None)
+
+
+def add_check_deployed(sub: Subcommands) -> None:
+    """``check-deployed``: the live tables against the model (a CI gate)."""
+    p = sub.add_parser(
+        "check-deployed",
+        help="compare the deployed tables with the model and name every difference",
+        description="Describe each table of the model at the endpoint (DescribeTable, "
+        "DescribeTimeToLive, DescribeContinuousBackups) and list every difference from the "
+        "model with the class `plan` gives it: a missing GSI is an online index change, "
+        "another key schema a table migration, a billing mode, stream, TTL or PITR setting "
+        "safe but drift all the same. Exit code 0 only when nothing differs.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("model", help=MODEL_HELP)
+    add_connection_options(p)
+    p.add_argument("--json", action="store_true", help="print the differences as JSON")
+    p.set_defaults(func=_cmd_check_deployed)
+
+
+def _cmd_check_deployed(args: argparse.Namespace, out: TextIO) -> int:
+    from singletable.tooling.migrations.drift import check_deployed
+    from singletable.tooling.migrations.planner import ChangeClass
+
+    tables = load_model(args.model)
+    report = check_deployed(connect(args), tables)
+    out.write(report.to_json() if args.json else report.to_text())
+    if report.worst is None:
+        return ExitCode.OK
+    # Safe differences still fail the gate (the deployment is not the model's), with a code
+    # of their own; costlier ones keep the plan's code so a gate can tell them apart.
+    return ExitCode.DRIFT if report.worst is ChangeClass.SAFE else report.worst.exit_code

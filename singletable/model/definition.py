@@ -1,18 +1,24 @@
-"""The table definition as DynamoDB's CreateTable request, derived from the model."""
+"""The table definition derived from the model: `TableDefinition` and the CreateTable request.
+
+`table_definition` turns a `Table` into one neutral value; the CreateTable request here and
+the writers of `singletable.tooling.definitions` (CloudFormation, CDK, Terraform) render
+that value, never the `Table`, so every target describes the same table.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from singletable.model.table import GSI, LSI, Table
-
-
-def key_schema(pk: str, sk: str | None) -> list[dict[str, str]]:
-    """DynamoDB's KeySchema list for a partition key and an optional sort key."""
-    schema = [{"AttributeName": pk, "KeyType": "HASH"}]
-    if sk is not None:
-        schema.append({"AttributeName": sk, "KeyType": "RANGE"})
-    return schema
+from singletable.model.table import (
+    GSI,
+    LSI,
+    BillingMode,
+    KeyType,
+    StreamView,
+    Table,
+    Throughput,
+)
 
 
 def index_projection(table: Table, index: GSI | LSI) -> dict[str, Any]:
@@ -30,65 +36,177 @@ def index_projection(table: Table, index: GSI | LSI) -> dict[str, Any]:
     return projection
 
 
-def create_table_request(table: Table) -> dict[str, Any]:
+@dataclass(frozen=True)
+class KeyPart:
+    """One attribute of a key: its name, DynamoDB type and role (``HASH`` or ``RANGE``)."""
+
+    name: str
+    type: KeyType
+    role: Literal["HASH", "RANGE"]
+
+
+@dataclass(frozen=True)
+class IndexDefinition:
+    """One index as every writer renders it (see `TableDefinition`).
+
+    ``key`` is a tuple of parts, HASH parts first: today one HASH and at most one RANGE
+    part, and DynamoDB's multi-attribute GSI keys (up to four of each) fit unchanged.
+    ``non_key_attributes`` already carries the bookkeeping attributes (`index_projection`).
+    """
+
+    name: str
+    kind: Literal["GSI", "LSI"]
+    key: tuple[KeyPart, ...]
+    projection: Literal["ALL", "KEYS_ONLY", "INCLUDE"]
+    non_key_attributes: tuple[str, ...] = ()
+    #: Provisioned capacity of a GSI of a PROVISIONED table (its own, else the table's).
+    throughput: Throughput | None = None
+
+    def parts(self, role: Literal["HASH", "RANGE"]) -> tuple[KeyPart, ...]:
+        """The key parts of one role, in order."""
+        return tuple(p for p in self.key if p.role == role)
+
+
+@dataclass(frozen=True)
+class TableDefinition:
+    """The physical table as a neutral value, rendered by every definition writer.
+
+    CreateTable, CloudFormation, the CDK and Terraform writers all render this value and
+    never read the `Table` itself, so their outputs cannot disagree.
+    """
+
+    name: str
+    key: tuple[KeyPart, ...]
+    #: Every key attribute of the table and its indexes, with its type, in first-use order.
+    attributes: tuple[tuple[str, KeyType], ...]
+    billing_mode: BillingMode
+    throughput: Throughput | None
+    indexes: tuple[IndexDefinition, ...]
+    ttl_attribute: str | None
+    stream: StreamView | None
+    point_in_time_recovery: bool
+    deletion_protection: bool
+    sse: bool
+    #: Sorted by key, so that every output lists them alike.
+    tags: tuple[tuple[str, str], ...]
+
+    def parts(self, role: Literal["HASH", "RANGE"]) -> tuple[KeyPart, ...]:
+        """The table's key parts of one role."""
+        return tuple(p for p in self.key if p.role == role)
+
+    def of_kind(self, kind: Literal["GSI", "LSI"]) -> tuple[IndexDefinition, ...]:
+        """The indexes of one kind, in declaration order."""
+        return tuple(i for i in self.indexes if i.kind == kind)
+
+
+def _key(pk: str, pk_type: KeyType, sk: str | None, sk_type: KeyType) -> tuple[KeyPart, ...]:
+    parts = [KeyPart(pk, pk_type, "HASH")]
+    if sk is not None:
+        parts.append(KeyPart(sk, sk_type, "RANGE"))
+    return tuple(parts)
+
+
+def _index_definition(table: Table, index: GSI | LSI) -> IndexDefinition:
+    projection = index_projection(table, index)
+    if isinstance(index, GSI):
+        key = _key(index.pk, index.pk_type, index.sk, index.sk_type)
+        throughput = (
+            (index.throughput or table.throughput) if table.billing_mode == "PROVISIONED" else None
+        )
+    else:
+        key = _key(table.pk, table.pk_type, index.sk, index.sk_type)
+        throughput = None
+    return IndexDefinition(
+        name=index.name,
+        kind=index.kind,
+        key=key,
+        projection=projection["ProjectionType"],
+        non_key_attributes=tuple(projection.get("NonKeyAttributes", ())),
+        throughput=throughput,
+    )
+
+
+def table_definition(table: Table) -> TableDefinition:
+    """The neutral definition of ``table`` that every definition writer renders."""
+    return TableDefinition(
+        name=table.name,
+        key=_key(table.pk, table.pk_type, table.sk, table.sk_type),
+        attributes=tuple(table.key_attributes().items()),
+        billing_mode=table.billing_mode,
+        throughput=table.throughput,
+        indexes=tuple(_index_definition(table, i) for i in table.indexes.values()),
+        ttl_attribute=table.ttl_attribute,
+        stream=table.stream,
+        point_in_time_recovery=table.point_in_time_recovery,
+        deletion_protection=table.deletion_protection,
+        sse=table.sse,
+        tags=tuple(sorted(table.tags.items())),
+    )
+
+
+def key_schema_of(parts: tuple[KeyPart, ...]) -> list[dict[str, str]]:
+    """DynamoDB's KeySchema list for key parts."""
+    return [{"AttributeName": p.name, "KeyType": p.role} for p in parts]
+
+
+def throughput_of(throughput: Throughput) -> dict[str, int]:
+    """DynamoDB's ``ProvisionedThroughput`` structure."""
+    return {"ReadCapacityUnits": throughput.read, "WriteCapacityUnits": throughput.write}
+
+
+def projection_of(index: IndexDefinition) -> dict[str, Any]:
+    """DynamoDB's ``Projection`` structure of an index definition."""
+    projection: dict[str, Any] = {"ProjectionType": index.projection}
+    if index.non_key_attributes:
+        projection["NonKeyAttributes"] = list(index.non_key_attributes)
+    return projection
+
+
+def index_entries(definition: TableDefinition, kind: Literal["GSI", "LSI"]) -> list[dict[str, Any]]:
+    """The ``GlobalSecondaryIndexes`` / ``LocalSecondaryIndexes`` entries of one kind.
+
+    CreateTable and CloudFormation share this shape.
+    """
+    entries = []
+    for index in definition.of_kind(kind):
+        entry: dict[str, Any] = {
+            "IndexName": index.name,
+            "KeySchema": key_schema_of(index.key),
+            "Projection": projection_of(index),
+        }
+        if index.throughput is not None:
+            entry["ProvisionedThroughput"] = throughput_of(index.throughput)
+        entries.append(entry)
+    return entries
+
+
+def create_table_request(table: Table | TableDefinition) -> dict[str, Any]:
     """The boto3 ``create_table`` keyword arguments for ``table``.
 
     AttributeDefinitions lists key attributes only (DynamoDB refuses others).
     """
+    d = table_definition(table) if isinstance(table, Table) else table
     request: dict[str, Any] = {
-        "TableName": table.name,
+        "TableName": d.name,
         "AttributeDefinitions": [
-            {"AttributeName": name, "AttributeType": kind}
-            for name, kind in table.key_attributes().items()
+            {"AttributeName": name, "AttributeType": kind} for name, kind in d.attributes
         ],
-        "KeySchema": key_schema(table.pk, table.sk),
-        "BillingMode": table.billing_mode,
+        "KeySchema": key_schema_of(d.key),
+        "BillingMode": d.billing_mode,
     }
-    if table.throughput is not None:
-        request["ProvisionedThroughput"] = {
-            "ReadCapacityUnits": table.throughput.read,
-            "WriteCapacityUnits": table.throughput.write,
-        }
-    gsis = []
-    lsis = []
-    for index in table.indexes.values():
-        if isinstance(index, GSI):
-            entry: dict[str, Any] = {
-                "IndexName": index.name,
-                "KeySchema": key_schema(index.pk, index.sk),
-                "Projection": index_projection(table, index),
-            }
-            if table.billing_mode == "PROVISIONED":
-                throughput = index.throughput or table.throughput
-                assert throughput is not None
-                entry["ProvisionedThroughput"] = {
-                    "ReadCapacityUnits": throughput.read,
-                    "WriteCapacityUnits": throughput.write,
-                }
-            gsis.append(entry)
-        elif isinstance(index, LSI):
-            lsis.append(
-                {
-                    "IndexName": index.name,
-                    "KeySchema": key_schema(table.pk, index.sk),
-                    "Projection": index_projection(table, index),
-                }
-            )
+    if d.throughput is not None:
+        request["ProvisionedThroughput"] = throughput_of(d.throughput)
+    gsis, lsis = index_entries(d, "GSI"), index_entries(d, "LSI")
     if gsis:
         request["GlobalSecondaryIndexes"] = gsis
     if lsis:
         request["LocalSecondaryIndexes"] = lsis
-    if table.stream is not None:
-        request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": table.stream}
-    if table.sse:
+    if d.stream is not None:
+        request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": d.stream}
+    if d.sse:
         request["SSESpecification"] = {"Enabled": True, "SSEType": "KMS"}
-    if table.deletion_protection:
+    if d.deletion_protection:
         request["DeletionProtectionEnabled"] = True
-    if table.tags:
-        request["Tags"] = [{"Key": k, "Value": v} for k, v in sorted(table.tags.items())]
+    if d.tags:
+        request["Tags"] = [{"Key": k, "Value": v} for k, v in d.tags]
     return request
-
-
-# -- CloudFormation ---------------------------------------------------------------------
-
-#: The template format version CloudFormation accepts (the only one there is).

@@ -14,13 +14,19 @@ from collections.abc import Sequence
 from typing import Any
 
 from singletable.errors import ModelDefinitionError
-from singletable.model.definition import create_table_request
+from singletable.model.definition import (
+    TableDefinition,
+    index_entries,
+    key_schema_of,
+    table_definition,
+    throughput_of,
+)
 from singletable.model.table import Table
 
 CFN_FORMAT_VERSION = "2010-09-09"
 
 
-def logical_id(table: Table) -> str:
+def logical_id(table: Table | TableDefinition) -> str:
     """The CloudFormation logical id of ``table``'s resource: its name in CamelCase.
 
     Logical ids must be alphanumeric, so ``"singletable-demo"`` becomes
@@ -33,35 +39,41 @@ def logical_id(table: Table) -> str:
     return stem + "Table"
 
 
-def cloudformation_resource(table: Table) -> dict[str, Any]:
+def cloudformation_resource(table: Table | TableDefinition) -> dict[str, Any]:
     """The ``AWS::DynamoDB::Table`` resource (``Type``, policies and ``Properties``).
 
     Both deletion policies are ``Retain``: a stack update that replaces or removes the
     table must never take the data with it; delete a retained table by hand.
     """
-    request = create_table_request(table)
+    d = table_definition(table) if isinstance(table, Table) else table
     props: dict[str, Any] = {
-        "TableName": request["TableName"],
-        "AttributeDefinitions": request["AttributeDefinitions"],
-        "KeySchema": request["KeySchema"],
-        "BillingMode": request["BillingMode"],
+        "TableName": d.name,
+        "AttributeDefinitions": [
+            {"AttributeName": name, "AttributeType": kind} for name, kind in d.attributes
+        ],
+        "KeySchema": key_schema_of(d.key),
+        "BillingMode": d.billing_mode,
     }
-    for name in ("ProvisionedThroughput", "GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
-        if name in request:
-            props[name] = request[name]
-    if table.ttl_attribute is not None:
-        props["TimeToLiveSpecification"] = {"AttributeName": table.ttl_attribute, "Enabled": True}
-    if table.stream is not None:
+    if d.throughput is not None:
+        props["ProvisionedThroughput"] = throughput_of(d.throughput)
+    gsis, lsis = index_entries(d, "GSI"), index_entries(d, "LSI")
+    if gsis:
+        props["GlobalSecondaryIndexes"] = gsis
+    if lsis:
+        props["LocalSecondaryIndexes"] = lsis
+    if d.ttl_attribute is not None:
+        props["TimeToLiveSpecification"] = {"AttributeName": d.ttl_attribute, "Enabled": True}
+    if d.stream is not None:
         # CloudFormation enables the stream by the presence of a view type (no StreamEnabled).
-        props["StreamSpecification"] = {"StreamViewType": table.stream}
-    if table.point_in_time_recovery:
+        props["StreamSpecification"] = {"StreamViewType": d.stream}
+    if d.point_in_time_recovery:
         props["PointInTimeRecoverySpecification"] = {"PointInTimeRecoveryEnabled": True}
-    if table.deletion_protection:
+    if d.deletion_protection:
         props["DeletionProtectionEnabled"] = True
-    if table.sse:
+    if d.sse:
         props["SSESpecification"] = {"SSEEnabled": True, "SSEType": "KMS"}
-    if table.tags:
-        props["Tags"] = request["Tags"]
+    if d.tags:
+        props["Tags"] = [{"Key": k, "Value": v} for k, v in d.tags]
     return {
         "Type": "AWS::DynamoDB::Table",
         "DeletionPolicy": "Retain",
@@ -70,34 +82,56 @@ def cloudformation_resource(table: Table) -> dict[str, Any]:
     }
 
 
+def definitions(
+    tables: Table | TableDefinition | Sequence[Table | TableDefinition],
+) -> list[TableDefinition]:
+    """The definitions of one table or several, as every writer takes them.
+
+    Raises:
+        ModelDefinitionError: No table, or two tables share a name or a logical id (which
+            CloudFormation and the CDK both use to name the resource).
+    """
+    many = [tables] if isinstance(tables, (Table, TableDefinition)) else list(tables)
+    defs = [table_definition(t) if isinstance(t, Table) else t for t in many]
+    if not defs:
+        raise ModelDefinitionError("no table to define")
+    seen: dict[str, str] = {}
+    for d in defs:
+        rid = logical_id(d)
+        if rid in seen:
+            raise ModelDefinitionError(
+                f"tables {d.name!r} and {seen[rid]!r} both map to the logical id {rid!r}; "
+                "rename one of them"
+            )
+        seen[rid] = d.name
+    return defs
+
+
 def cloudformation_template(
-    tables: Table | Sequence[Table], *, description: str | None = None
+    tables: Table | TableDefinition | Sequence[Table | TableDefinition],
+    *,
+    description: str | None = None,
 ) -> dict[str, Any]:
     """A complete CloudFormation template declaring ``tables``, with name/ARN outputs.
 
     Args:
-        tables: One table or several.
+        tables: One table or several (or their definitions).
         description: The template's ``Description`` (default: names the tables).
 
     Raises:
         ModelDefinitionError: Two tables share a name or a logical id.
     """
-    tables = [tables] if isinstance(tables, Table) else list(tables)
+    defs = definitions(tables)
     resources: dict[str, Any] = {}
     outputs: dict[str, Any] = {}
-    for table in tables:
-        rid = logical_id(table)
-        if rid in resources:
-            raise ModelDefinitionError(
-                f"tables {table.name!r} and another table both map to the CloudFormation "
-                f"logical id {rid!r}; rename one of them"
-            )
-        resources[rid] = cloudformation_resource(table)
+    for d in defs:
+        rid = logical_id(d)
+        resources[rid] = cloudformation_resource(d)
         outputs[f"{rid}Name"] = {"Value": {"Ref": rid}}
         outputs[f"{rid}Arn"] = {"Value": {"Fn::GetAtt": [rid, "Arn"]}}
-        if table.stream is not None:
+        if d.stream is not None:
             outputs[f"{rid}StreamArn"] = {"Value": {"Fn::GetAtt": [rid, "StreamArn"]}}
-    names = ", ".join(t.name for t in tables)
+    names = ", ".join(d.name for d in defs)
     return {
         "AWSTemplateFormatVersion": CFN_FORMAT_VERSION,
         "Description": description or f"DynamoDB tables generated by singletable: {names}",

@@ -2,13 +2,15 @@
 
 `snapshot` records what a model stores; `planner` compares two snapshots through
 `effects` (every stored attribute followed through both models) and classifies the
-change; `runner` carries a plan out on a live table; `backfill` writes the uniqueness
-guards of a constraint added to an entity with stored items.
+change; `runner` carries a plan out on a live table; `drift` checks a deployed table
+against the model (`check_deployed`); `backfill` writes the uniqueness guards of a
+constraint added to an entity with stored items.
 """
 
 from __future__ import annotations
 
 from singletable.tooling.migrations.backfill import UniqueBackfillReport
+from singletable.tooling.migrations.drift import DriftReport, check_deployed
 from singletable.tooling.migrations.jobrun import MigrationJob
 from singletable.tooling.migrations.planner import Change, ChangeClass, MigrationPlan, plan_changes
 from singletable.tooling.migrations.runner import (
@@ -31,6 +33,7 @@ from singletable.tooling.migrations.work import MIGRATE_KIND
 __all__ = [
     "Change",
     "ChangeClass",
+    "DriftReport",
     "MIGRATE_KIND",
     "MigrationJob",
     "MigrationPlan",
@@ -40,6 +43,7 @@ __all__ = [
     "Transform",
     "Transforms",
     "UniqueBackfillReport",
+    "check_deployed",
     "load_snapshot",
     "migrate",
     "migrate_async",

@@ -43,7 +43,7 @@ from singletable.operations.guarded import (
     TransactEntry,
     first_request,
     guarded_steps,
-    stored_values,
+    known_mismatch,
     write_entries,
 )
 from singletable.operations.protocol import Builder, Call, Operation, ReturnCapacity, Step, chain
@@ -576,16 +576,11 @@ class Update(Builder, Operation[E]):
     def _check_known(self, exc: ServiceError, touched: Sequence[UniqueConstraint]) -> None:
         """Refuse the stored values of unique fields that are not the ones `known` gave."""
         known = update_old_known(self, touched)
-        stored = exc.response.get("Item")
-        if known is None or not stored:
-            return
-        stored_now = stored_values(self.plan, stored, self.plan.unique_fields())
-        if any(stored_now.get(f) != v for f, v in known.items()):
-            raise ConditionFailedError(
-                f"{self.plan.label}: the stored values of {sorted(known)} are not the "
-                f"ones given to .known(...) ({known})",
-                item=stored,
-            ) from None
+        mismatch = (
+            None if known is None else known_mismatch(self.plan, known, exc.response.get("Item"))
+        )
+        if mismatch is not None:
+            raise mismatch from None
 
     def condition_error(self, exc: ServiceError) -> ConditionFailedError:
         """The typed error for this update's failed condition (``exc`` may carry the item)."""

@@ -179,6 +179,43 @@ def test_transactions_carry_the_guards(world: World) -> None:
     assert check_invariant(world) == (1, 1)
 
 
+def test_a_wrong_known_value_is_named_inside_a_transaction_as_outside(world: World) -> None:
+    # .known(email=...) names a value another item holds: the release of its guard fails
+    # too, but only because the known value is wrong. Inside a transaction the error said
+    # "the guards are out of step with the items", blaming correct guards.
+    User = world.User
+    User.create(User(user_id="u1", email="a@x")).run(world.db)
+    User.create(User(user_id="u2", email="b@x")).run(world.db)
+    wrong = "the stored values of \\['email'\\] are not the ones given to .known"
+    for known in ("b@x", "nobody@x"):  # another item's value, and a value no one holds
+        update = User.update(user_id="u1").set(email="c@x").known(email=known)
+        with pytest.raises(st.ConditionFailedError, match=wrong) as outside:
+            update.run(world.db)
+        update = User.update(user_id="u1").set(email="c@x").known(email=known)
+        with pytest.raises(st.ConditionFailedError, match=wrong) as inside:
+            st.TransactWrite().update(update).run(world.db)
+        assert str(inside.value) == str(outside.value)
+        assert "out of step" not in str(inside.value)
+        assert "stored: {'email': 'a@x'}" in str(inside.value)
+    stale = User(user_id="u1", email="b@x")  # an object whose unique value is not stored
+    with pytest.raises(st.ConditionFailedError, match="given to the deleted object"):
+        st.TransactWrite().delete(User.delete(stale)).run(world.db)
+    assert check_invariant(world) == (2, 2)
+
+
+def test_a_guard_key_of_2048_bytes_is_stored_and_one_more_is_refused(world: World) -> None:
+    # The refusal stated "key is 2046 bytes; limit 2038 bytes" (the values' part against
+    # a reduced budget): it states the stored guard key against DynamoDB's 2,048 bytes.
+    User = world.User
+    (constraint,) = [c for c in User.plan().unique if c.name == "email"]
+    room = 2048 - len(constraint.guard_key({"email": ""})["PK"]["S"].encode())
+    User.create(User(user_id="u1", email="x" * room)).run(world.db)  # the server takes it
+    with pytest.raises(st.KeyTooLargeError, match=r"key is 2049 bytes; .* is 2048 bytes") as exc:
+        User.create(User(user_id="u2", email="x" * (room + 1))).run(world.db)
+    assert (exc.value.size, exc.value.limit) == (2049, 2048)
+    assert check_invariant(world) == (1, 1)
+
+
 def test_scans_do_not_report_guards_as_unknown(world: World) -> None:
     User = world.User
     User.create(User(user_id="u1", email="a@x", handle="ann")).run(world.db)

@@ -34,7 +34,7 @@ from pydantic import BaseModel
 from singletable.errors import KeyDecodeError, SingleTableError, StreamDecodeError
 from singletable.model.guards import GuardInfo, read_guard
 from singletable.model.jobs import is_job_item
-from singletable.model.plan import EntityPlan, entity_plan, entity_plans, plan_of
+from singletable.model.plan import EntityPlan, entity_plans, item_plan, plan_of
 from singletable.model.table import StreamView, Table
 from singletable.model.unique import is_guard_item
 from singletable.types import AttributeValue, Item
@@ -105,17 +105,6 @@ class ChangeRecord:
     def item(self) -> BaseModel | None:
         """The item as it is after the change (``new``), or as it was before a REMOVE."""
         return self.new if self.new is not None else self.old
-
-
-def _entity_of_image(table: Table, image: Mapping[str, AttributeValue]) -> EntityPlan | None:
-    name = image.get(table.entity_attribute, {}).get("S")
-    version = image.get(table.version_attribute, {}).get("N")
-    if name is None or version is None:
-        return None
-    try:
-        return entity_plan(table, name, int(version))
-    except ValueError:
-        return None
 
 
 def _entity_of_keys(table: Table, keys: Mapping[str, AttributeValue]) -> EntityPlan | None:
@@ -247,7 +236,7 @@ def decode_record(
     plan = None
     for image in (new_raw, old_raw):
         if image is not None:
-            plan = _entity_of_image(table, image)
+            plan = item_plan(table, image)
             break
     else:
         plan = _entity_of_keys(table, keys)

@@ -3,7 +3,8 @@
 `snapshot` records what a model stores; `planner` compares two snapshots through
 `effects` (every stored attribute followed through both models) and classifies the
 change; `runner` carries a plan out on a live table; `backfill` writes the uniqueness
-guards of a constraint added to an entity with stored items.
+guards of a constraint added to an entity with stored items; `unique_check` checks the
+guards against the items (and repairs them) after writes that bypassed singletable.
 """
 
 from __future__ import annotations
@@ -26,11 +27,17 @@ from singletable.tooling.migrations.snapshot import (
     snapshot,
     snapshot_json,
 )
+from singletable.tooling.migrations.unique_check import (
+    GuardFinding,
+    UniqueCheckReport,
+    check_unique,
+)
 from singletable.tooling.migrations.work import MIGRATE_KIND
 
 __all__ = [
     "Change",
     "ChangeClass",
+    "GuardFinding",
     "MIGRATE_KIND",
     "MigrationJob",
     "MigrationPlan",
@@ -40,6 +47,8 @@ __all__ = [
     "Transform",
     "Transforms",
     "UniqueBackfillReport",
+    "UniqueCheckReport",
+    "check_unique",
     "load_snapshot",
     "migrate",
     "migrate_async",

@@ -633,10 +633,11 @@ class Update(Builder, Operation[E]):
         stored = exc.response.get("Item")
         if not stored and not self.upsert:
             return NotFoundError(f"{label}: no item with key {self.key_values}")
+        assumed = self._assumed_none()
         held = {
             name: value
-            for name, value in stored_values(self.plan, stored or {}, self._assumed_none()).items()
-            if name in self._assumed_none() and value is not None
+            for name, value in (stored_values(self.plan, stored, assumed) if stored else {}).items()
+            if name in assumed and value is not None
         }
         if held:
             return ConditionFailedError(

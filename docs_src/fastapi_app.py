@@ -36,7 +36,7 @@ class Order(
     version_field="version",
     created_at="created_at",
 ):
-    """An order: the request body of POST and the response of every endpoint."""
+    """An order: the response of every endpoint."""
 
     customer_id: str
     order_id: str
@@ -44,6 +44,11 @@ class Order(
     total: Decimal
     version: int = 0
     created_at: datetime | None = None
+
+
+# The POST body: the entity's fields without the ones the library writes (``version``,
+# ``created_at``). A body that gives them is refused (422): a client cannot forge them.
+OrderInput = Order.input_model()
 
 
 class OrderPage(BaseModel):
@@ -121,8 +126,8 @@ def create_app(endpoint_url: str | None = None, *, create_tables: bool = False) 
     add_error_handlers(app)
 
     @app.post("/orders", status_code=201)
-    async def create_order(order: Order, adb: AsyncDB) -> Order:
-        return await Order.create(order).run(adb)  # 409 when it exists
+    async def create_order(body: OrderInput, adb: AsyncDB) -> Order:
+        return await Order.create(body.to_entity()).run(adb)  # 409 when it exists
 
     @app.get("/customers/{customer_id}/orders/{order_id}")
     async def get_order(customer_id: str, order_id: str, adb: AsyncDB) -> Order:
@@ -168,8 +173,8 @@ def create_sync_app(endpoint_url: str | None = None, *, create_tables: bool = Fa
     add_error_handlers(app)
 
     @app.post("/orders", status_code=201)
-    def create_order(order: Order, db: SyncDB) -> Order:
-        return Order.create(order).run(db)
+    def create_order(body: OrderInput, db: SyncDB) -> Order:
+        return Order.create(body.to_entity()).run(db)
 
     @app.get("/customers/{customer_id}/orders/{order_id}")
     def get_order(customer_id: str, order_id: str, db: SyncDB) -> Order:

@@ -18,7 +18,7 @@ import importlib
 import typing
 from typing import TYPE_CHECKING, Any
 
-from singletable.entity import Entity
+from singletable.entity import Entity, EntityInput
 from singletable.errors import (
     AlreadyExistsError,
     BatchGetIncompleteError,
@@ -100,6 +100,7 @@ __all__ = [
     "DispatchReport",
     "EndpointError",
     "Entity",
+    "EntityInput",
     "EntityPlan",
     "EntityQuery",
     "EntityTypeError",

@@ -8,10 +8,10 @@ class hook compiles each subclass once into an `EntityPlan` (`singletable.model`
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, create_model
 from typing_extensions import Self
 
 from singletable.errors import EntityTypeError, ModelDefinitionError
@@ -29,7 +29,28 @@ from singletable.types import AttributeValue, Item
 
 __all__ = [
     "Entity",
+    "EntityInput",
 ]
+
+E = TypeVar("E", bound=BaseModel)
+
+
+class EntityInput(BaseModel, Generic[E]):
+    """A request model made by `Entity.input_model`: unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+    __entity__: ClassVar[type[Any]]
+
+    def to_entity(self, **values: Any) -> E:
+        """The entity with these fields and ``values`` (by field name; e.g. from the URL).
+
+        Validated by the entity, its validators included; the fields the input model
+        leaves out take their defaults unless ``values`` gives them.
+        """
+        fields = self.__entity__.model_fields
+        given = {(fields[k].alias if k in fields else None) or k: v for k, v in values.items()}
+        entity: E = self.__entity__.model_validate({**self.model_dump(by_alias=True), **given})
+        return entity
 
 
 class Entity(BaseModel):
@@ -190,6 +211,54 @@ class Entity(BaseModel):
         """Scan the table (or an index) for items of this entity."""
         plan = cls.plan()
         return Scan(plan.table, plan, index)
+
+    @classmethod
+    def input_model(
+        cls, *, exclude: Iterable[str] = (), keep: Iterable[str] = (), name: str | None = None
+    ) -> type[EntityInput[Self]]:
+        """A request model of this entity's fields that a client may give.
+
+        Left out: the fields the library writes (``version_field``, ``created_at``,
+        ``updated_at``), the ``ttl`` field, and ``exclude`` (e.g. key fields taken from the
+        URL); ``keep`` names the ones of the first kind to keep. A body with a field left
+        out, or any other unknown field, is refused (pydantic's ``extra="forbid"``: 422 in
+        FastAPI), so a client cannot forge ``version`` or ``created_at``.
+        `EntityInput.to_entity` makes the entity, the left-out fields at their defaults.
+
+        Raises:
+            ModelDefinitionError: An unknown name, or a required field the library writes
+                (give `EntityInput.to_entity` the required fields ``exclude`` names).
+        """
+        plan = cls.plan()
+        managed = {plan.version_field, plan.created_at_field, plan.updated_at_field}
+        managed.add(plan.ttl_field)
+        kept, excluded = set(keep), set(exclude)
+        for given, what in ((kept, "keep"), (excluded, "exclude")):
+            unknown = sorted(given - set(cls.model_fields))
+            if unknown:
+                raise ModelDefinitionError(
+                    f"{cls.__qualname__}.input_model: {what}= names unknown fields {unknown}"
+                )
+        left_out = (managed - kept - {None}) | excluded
+        fields: dict[str, Any] = {}
+        for field_name, info in cls.model_fields.items():
+            if field_name not in left_out:
+                fields[field_name] = (info.annotation, info)
+            elif info.is_required() and field_name not in excluded:
+                raise ModelDefinitionError(
+                    f"{cls.__qualname__}.input_model: field {field_name!r} is written by "
+                    "the library but required, so an entity made from the input would lack "
+                    f"it; give it a default, or keep={field_name!r}"
+                )
+        base = EntityInput[cls]  # type: ignore[valid-type]
+        model = cast(
+            "type[EntityInput[Self]]",
+            create_model(
+                name or f"{cls.__name__}Input", __base__=base, __module__=cls.__module__, **fields
+            ),
+        )
+        model.__entity__ = cls
+        return model
 
     @classmethod
     def _check_instance(cls, obj: object) -> None:

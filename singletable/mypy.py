@@ -35,6 +35,7 @@ from mypy.nodes import (
     ARG_POS,
     ARG_STAR,
     ARG_STAR2,
+    GDEF,
     CallExpr,
     Context,
     DictExpr,
@@ -43,6 +44,7 @@ from mypy.nodes import (
     NameExpr,
     RefExpr,
     StrExpr,
+    SymbolTableNode,
     TupleExpr,
     TypeInfo,
     Var,
@@ -52,6 +54,7 @@ from mypy.plugin import (
     AttributeContext,
     CheckerPluginInterface,
     ClassDefContext,
+    DynamicClassDefContext,
     MethodSigContext,
     Plugin,
 )
@@ -75,6 +78,7 @@ __all__ = ["SINGLETABLE_NAME", "SingletablePlugin", "plugin"]
 # Where mypy sees the classes the plugin looks at: the modules that define them (the
 # package's re-exports rename ``__module__`` at run time, so it cannot be read from there).
 _ENTITY: Final = "singletable.entity.Entity"
+_ENTITY_INPUT: Final = "singletable.entity.EntityInput"
 _FIELD_REFS: Final = "singletable.model.fields.FieldRefs"
 _FIELD_REF: Final = "singletable.expressions.fields.FieldRef"
 _QUERY: Final = "singletable.operations.query.EntityQuery"
@@ -629,6 +633,25 @@ def _field_ref_attribute(name: str, ctx: AttributeContext) -> Type:
 # --------------------------------------------------------------------------- the plugin
 
 
+def _input_model_class(entity: str, ctx: DynamicClassDefContext) -> None:
+    """``OrderInput = Order.input_model()``: a class usable in annotations.
+
+    An ``EntityInput[Order]`` (so ``to_entity()`` is an ``Order``) whose fields mypy does
+    not list: which ones the call leaves out is decided at run time.
+    """
+    base = ctx.api.lookup_fully_qualified_or_none(_ENTITY_INPUT)
+    model = ctx.api.lookup_fully_qualified_or_none(entity)
+    if base is None or model is None:
+        return
+    if not isinstance(base.node, TypeInfo) or not isinstance(model.node, TypeInfo):
+        return
+    info = ctx.api.basic_new_typeinfo(
+        ctx.name, Instance(base.node, [Instance(model.node, [])]), ctx.call.line
+    )
+    info.fallback_to_any = True
+    ctx.api.add_symbol_table_node(ctx.name, SymbolTableNode(GDEF, info))
+
+
 class SingletablePlugin(Plugin):
     """Checks entity field, key and index names and value types (see the module doc)."""
 
@@ -668,6 +691,15 @@ class SingletablePlugin(Plugin):
             return partial(_range_signature, method)
         elif owner in (_QUERY, _GET) and method == "project":
             return partial(_project_signature, owner)
+        return None
+
+    def get_dynamic_class_hook(
+        self, fullname: str
+    ) -> Callable[[DynamicClassDefContext], None] | None:
+        """``OrderInput = Order.input_model(...)`` defines a class (`Entity.input_model`)."""
+        owner, _, method = fullname.rpartition(".")
+        if method == "input_model" and self._is_entity_class(owner, unknown=False):
+            return partial(_input_model_class, owner)
         return None
 
     def get_attribute_hook(self, fullname: str) -> Callable[[AttributeContext], Type] | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import binascii
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast, get_args
@@ -34,7 +35,7 @@ from pydantic import BaseModel
 from singletable.errors import KeyDecodeError, SingleTableError, StreamDecodeError
 from singletable.model.guards import GuardInfo, read_guard
 from singletable.model.jobs import is_job_item
-from singletable.model.plan import EntityPlan, entity_plan, entity_plans, plan_of
+from singletable.model.plan import EntityPlan, entity_plans, item_plan, plan_of
 from singletable.model.table import StreamView, Table
 from singletable.model.unique import is_guard_item
 from singletable.types import AttributeValue, Item
@@ -107,17 +108,6 @@ class ChangeRecord:
         return self.new if self.new is not None else self.old
 
 
-def _entity_of_image(table: Table, image: Mapping[str, AttributeValue]) -> EntityPlan | None:
-    name = image.get(table.entity_attribute, {}).get("S")
-    version = image.get(table.version_attribute, {}).get("N")
-    if name is None or version is None:
-        return None
-    try:
-        return entity_plan(table, name, int(version))
-    except ValueError:
-        return None
-
-
 def _entity_of_keys(table: Table, keys: Mapping[str, AttributeValue]) -> EntityPlan | None:
     """The one entity (latest version per name) whose key templates parse ``keys``."""
     latest: dict[str, EntityPlan] = {}
@@ -147,27 +137,57 @@ def _primary_key_fields(plan: EntityPlan, keys: Mapping[str, AttributeValue]) ->
     return key
 
 
-def _from_base64(value: Any) -> Any:
-    """A Lambda event's AttributeValue with its base64 binary values as bytes.
-
-    Lambda delivers stream records as JSON, where ``B``/``BS`` values are base64 text;
-    boto3's ``dynamodbstreams`` client has already decoded them.
-    """
-    if isinstance(value, dict):
-        result: dict[str, Any] = {}
-        for kind, inner in value.items():
-            if kind == "B" and isinstance(inner, str):
-                result[kind] = base64.b64decode(inner)
-            elif kind == "BS":
-                result[kind] = [base64.b64decode(v) if isinstance(v, str) else v for v in inner]
-            elif kind in ("M", "L") or not isinstance(inner, (str, bool, list)):
-                result[kind] = _from_base64(inner)
-            else:
-                result[kind] = inner
-        return result
-    if isinstance(value, list):
-        return [_from_base64(v) for v in value]
+def _same(value: Any) -> Any:
     return value
+
+
+def _from_base64(value: Any) -> bytes:
+    if not isinstance(value, str):
+        raise StreamDecodeError(f"a binary value is {type(value).__name__}, not base64 text")
+    try:
+        return base64.b64decode(value, validate=True)
+    except binascii.Error as exc:
+        raise StreamDecodeError(f"a binary value is not base64 text ({exc})") from None
+
+
+def _attribute(value: Any, binary: Callable[[Any], Any]) -> AttributeValue:
+    """One AttributeValue of a record, read by its structure: its one key is its type tag.
+
+    Only the value at a tag is walked as a value again (the members of ``M`` and ``L``); a
+    map's own keys are names, whatever they spell (``{"M": {"BS": {"S": "Bahamas"}}}``).
+    """
+    if value.__class__ is not dict or len(value) != 1:
+        if value == {}:
+            # DynamoDB Local 3.3's stream images drop the tag of an empty map (``{}`` for
+            # ``{"M": {}}``, at any depth; an empty list keeps its ``L``). No valid
+            # AttributeValue is empty, so the shape can only mean that.
+            return {"M": {}}
+        raise StreamDecodeError(f"not an AttributeValue (one type tag and its value): {value!r}")
+    ((tag, inner),) = value.items()
+    if tag == "M" and isinstance(inner, dict):
+        return {"M": {name: _attribute(member, binary) for name, member in inner.items()}}
+    if tag == "L" and isinstance(inner, list):
+        return {"L": [_attribute(member, binary) for member in inner]}
+    if tag == "B":
+        return {"B": binary(inner)}
+    if tag == "BS" and isinstance(inner, list):
+        return {"BS": [binary(member) for member in inner]}
+    if tag in ("M", "L", "BS"):
+        raise StreamDecodeError(f"the value of a {tag!r} attribute is {type(inner).__name__}")
+    return {tag: inner}
+
+
+def _image(raw: Any, binary: Callable[[Any], Any], what: str) -> Item:
+    """A record's key or image, each attribute read by `_attribute`."""
+    if not isinstance(raw, Mapping):
+        raise StreamDecodeError(f"the record's {what} is {type(raw).__name__}, not a map")
+    image: Item = {}
+    for name, value in raw.items():
+        try:
+            image[name] = _attribute(value, binary)
+        except StreamDecodeError as exc:
+            raise StreamDecodeError(f"the record's {what}, attribute {name!r}: {exc}") from None
+    return image
 
 
 def decode_record(
@@ -191,16 +211,14 @@ def decode_record(
             f"not a DynamoDB stream record (eventName {event!r}, dynamodb section "
             f"{'present' if isinstance(change, Mapping) else 'missing'})"
         )
-    convert: Callable[[Any], Any] = _from_base64 if lambda_json else (lambda v: v)
-    keys: Item = {k: convert(v) for k, v in (change.get("Keys") or {}).items()}
+    # One decoder for both sources: only the form of a binary value differs (base64 text
+    # in a Lambda event's JSON, bytes from boto3's ``dynamodbstreams`` client).
+    binary = _from_base64 if lambda_json else _same
+    keys = _image(change.get("Keys") or {}, binary, "Keys")
     old_image = change.get("OldImage")
     new_image = change.get("NewImage")
-    old_raw: Item | None = (
-        None if old_image is None else {k: convert(v) for k, v in old_image.items()}
-    )
-    new_raw: Item | None = (
-        None if new_image is None else {k: convert(v) for k, v in new_image.items()}
-    )
+    old_raw = None if old_image is None else _image(old_image, binary, "OldImage")
+    new_raw = None if new_image is None else _image(new_image, binary, "NewImage")
     view = change.get("StreamViewType")
     common: dict[str, Any] = {
         "event": cast(EventName, event),
@@ -219,7 +237,7 @@ def decode_record(
     plan = None
     for image in (new_raw, old_raw):
         if image is not None:
-            plan = _entity_of_image(table, image)
+            plan = item_plan(table, image)
             break
     else:
         plan = _entity_of_keys(table, keys)

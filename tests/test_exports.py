@@ -32,6 +32,7 @@ PUBLIC = {
     "Projection",
     "Throughput",
     "Entity",
+    "EntityInput",
     "EntityPlan",
     "IndexKeys",
     "KeyFormat",

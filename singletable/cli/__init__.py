@@ -1,4 +1,4 @@
-"""The ``singletable`` command: synth, snapshot, plan, migrate, check-deployed, load, export...
+"""The ``singletable`` command: synth, plan, migrate, check-deployed, load, export, unique...
 
 A thin layer over the library: every subcommand loads the model named by a reference
 and calls the same functions a program would.
@@ -9,14 +9,15 @@ A model reference is ``module:attribute`` (``singletable.examples:demo``), a mod
 or a list/tuple of tables.
 
 Exit codes (`singletable.cli.codes.ExitCode`): 0 success (``plan``: nothing unsafe), 1 a
-migration left items it could not rewrite (or a load stopped with items not written, or an
-export skipped items), 2 a usage error; ``plan`` returns 3 (online index change), 4 (item
-rewrite), 5 (breaking for reads) or 6 (table migration) for the worst change it finds; 7 a
-bad snapshot, 8 no AWS region or credentials, 9 an unreachable endpoint, 10 a migration
-refused, 11 an error from DynamoDB, 12 a TTL switch pending, 13 invalid lines in a load's
-input file, 14 drift that deploying the definition fixes (``check-deployed``, which returns
-3 to 6 like ``plan`` for costlier differences). Every failure is one line on stderr (a
-load's invalid lines, an export's skipped items: one line each, then the failure).
+migration left items it could not rewrite (or a load stopped with items not written, an
+export skipped items, a unique check left guards out of step), 2 a usage error; ``plan``
+returns 3 (online index change), 4 (item rewrite), 5 (breaking for reads) or 6 (table
+migration) for the worst change it finds; 7 a bad snapshot, 8 no AWS region or credentials,
+9 an unreachable endpoint, 10 a migration refused, 11 an error from DynamoDB, 12 a TTL
+switch pending, 13 invalid lines in a load's input file, 14 drift that deploying the
+definition fixes (``check-deployed``, which returns 3 to 6 like ``plan`` for costlier
+differences). Every failure is one line on stderr (a load's invalid lines, an export's
+skipped items: one line each, then the failure).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from singletable.cli import bulk, jobs, migrations, models
+from singletable.cli import bulk, jobs, migrations, models, unique
 from singletable.cli.codes import ExitCode, code_for
 from singletable.cli.common import MODEL_HELP, BadInput, CLIError, Subcommands, fail, load_model
 from singletable.errors import SingleTableError
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo(sub)
     _add_browse(sub)
     jobs.add_jobs(sub)
+    unique.add_unique(sub)
     return parser
 
 

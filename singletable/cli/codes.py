@@ -25,7 +25,8 @@ class ExitCode(enum.IntEnum):
 
     OK = 0
     #: migrate: some items could not be rewritten (with --dry-run: would fail); load:
-    #: stopped with items not written; export: items skipped (not exported).
+    #: stopped with items not written; export: items skipped (not exported); unique
+    #: check: guards out of step with the items (not repaired).
     ITEMS_FAILED = 1
     #: Bad arguments, a model reference that does not load, a bad model.
     USAGE = 2
@@ -66,12 +67,13 @@ def code_for(exc: SingleTableError) -> ExitCode:
     return ExitCode.USAGE
 
 
-#: The table printed in ``--help`` of plan, migrate, load and export.
+#: The table printed in ``--help`` of plan, migrate, load, export and unique check.
 EXIT_CODES_HELP = """exit codes:
   0  success (plan: nothing unsafe, only safe changes or none; check-deployed: no drift)
   1  migrate: some items could not be rewritten (--dry-run: would fail);
      load: stopped with items not written (the message says which);
-     export: items skipped, not exported (counted by reason; --rejects keeps them)
+     export: items skipped, not exported (counted by reason; --rejects keeps them);
+     unique check: guards out of step with the items, left (listed; --repair)
   2  usage error (bad arguments or model reference)
   3  plan: online index change (add/remove/rebuild a GSI: UpdateTable, backfill)
   4  plan: item rewrite (stored items no longer match their key templates)

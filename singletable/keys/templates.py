@@ -80,7 +80,11 @@ class KeyTemplate:
         self.escaper = escaper
         self.delimiter = escaper.delimiter
         self.where = f"{where}, {role} template {source!r}"
+        #: The UTF-8 bytes this template's text may take: DynamoDB's key limit, less what
+        #: the stored key holds before the text (`stored_after`).
         self.max_bytes = MAX_PARTITION_KEY_BYTES if role == "pk" else MAX_SORT_KEY_BYTES
+        #: The UTF-8 bytes the stored key holds before this template's text.
+        self.outer_bytes = 0
         self.segments: tuple[Segment, ...] = self._parse(source, codecs)
         self.fields: tuple[str, ...] = tuple(
             s.name for s in self.segments if isinstance(s, FieldSegment)
@@ -188,19 +192,32 @@ class KeyTemplate:
         self.check_size(key, "key")
         return key
 
+    def stored_after(self, prefix: str) -> None:
+        """Declare that the stored key holds ``prefix`` before this template's text.
+
+        The text's budget shrinks by the prefix's bytes, while a refusal still states the
+        size of the whole stored key against DynamoDB's own limit (a guard key: its prefix,
+        then the values this template formats).
+        """
+        size = _utf8_len(prefix)
+        self.outer_bytes += size
+        self.max_bytes -= size
+
     def check_size(self, text: str, what: str) -> None:
         """Refuse key text (a key, or a key condition's bound) over DynamoDB's key limit.
 
         Raises:
-            KeyTooLargeError: ``text`` is over `max_bytes` UTF-8 bytes.
+            KeyTooLargeError: ``text`` is over `max_bytes` UTF-8 bytes; the message, `size`
+                and `limit` count the stored key whole (`stored_after`'s prefix included).
         """
         if len(text) * 4 > self.max_bytes and _utf8_len(text) > self.max_bytes:
-            size = _utf8_len(text)
+            size = _utf8_len(text) + self.outer_bytes
+            limit = self.max_bytes + self.outer_bytes
             raise KeyTooLargeError(
                 f"{self.where}: {what} is {size} bytes; DynamoDB's limit for a "
-                f"{'partition' if self.role == 'pk' else 'sort'} key is {self.max_bytes} bytes",
+                f"{'partition' if self.role == 'pk' else 'sort'} key is {limit} bytes",
                 size=size,
-                limit=self.max_bytes,
+                limit=limit,
             )
 
     def format(self, values: Mapping[str, Any]) -> str:

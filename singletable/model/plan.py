@@ -414,6 +414,18 @@ def entity_plan(table: Table, name: str, version: int) -> EntityPlan | None:
     return _registry(table).get((name, version))
 
 
+def item_plan(table: Table, item: Mapping[str, AttributeValue]) -> EntityPlan | None:
+    """The entity whose identifier (``_et``, ``_ev``) a stored item carries, or ``None``."""
+    name = item.get(table.entity_attribute, {}).get("S")
+    version = item.get(table.version_attribute, {}).get("N")
+    if name is None or version is None:
+        return None
+    try:
+        return entity_plan(table, name, int(version))
+    except ValueError:
+        return None
+
+
 def plan_of(model: type[BaseModel]) -> EntityPlan:
     """The compiled plan of an entity class; `ModelDefinitionError` for an abstract one."""
     plan = getattr(model, "__singletable_plan__", None)

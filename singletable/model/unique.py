@@ -103,7 +103,7 @@ class UniqueConstraint:
         )
         prefix = f"{guard_prefix(table)}{table.escaper.escape(entity)}{d}"
         # The values part is size-checked by its template; the guard key also holds the prefix.
-        template.max_bytes -= len(prefix.encode("utf-8"))
+        template.stored_after(prefix)
         return cls(entity, tuple(fields), table, template, prefix)
 
     @property

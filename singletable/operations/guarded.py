@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 #: How often a read-first write re-reads and retries after losing a race.
 MAX_ATTEMPTS = 6
 _BACKOFF_BASE = 0.02
+_CHECK_FAILED = "ConditionalCheckFailed"
 _BACKOFF_CAP = 0.5
 
 
@@ -83,6 +84,9 @@ class TransactEntry:
     #: The entity the entry writes (set by `TransactWrite`; ``None`` for condition checks
     #: of its own making), so a cancellation reason can be told per entity.
     plan: EntityPlan | None = None
+    #: For a guard entry: the key of the item whose write it belongs to, so that a failed
+    #: guard condition can be told from the failed condition of that item.
+    holder: Item | None = None
 
 
 @dataclass(frozen=True)
@@ -234,6 +238,7 @@ def guard_entry(plan: EntityPlan, write: GuardWrite, holder: Item) -> TransactEn
         {"Put" if write.claim else "Delete": request},
         size,
         write,
+        holder=holder,
     )
 
 
@@ -387,6 +392,37 @@ def unique_error(plan: EntityPlan, write: GuardWrite, guard: Item | None) -> Uni
     )
 
 
+def known_mismatch(
+    plan: EntityPlan, known: Mapping[str, Any], stored: Item | None, given: str = ".known(...)"
+) -> ConditionFailedError | None:
+    """The error for a write whose stored values of unique fields were given wrong.
+
+    ``known`` are the values the write was told are stored (by ``given``: `Update.known`,
+    a deleted object): the guards it moves were chosen from them, and the item's condition
+    checks them. ``stored`` is the item as it is stored (``None``: not read back).
+    """
+    if not stored:
+        return None
+    now = stored_values(plan, stored, plan.unique_fields())
+    if all(now.get(name) == value for name, value in known.items()):
+        return None
+    return ConditionFailedError(
+        f"{plan.label}: the stored values of {sorted(known)} are not the ones given to "
+        f"{given} ({dict(known)}); stored: { ({name: now.get(name) for name in known}) }",
+        item=stored,
+    )
+
+
+def _released_values(entries: Sequence[TransactEntry], item: TransactEntry) -> dict[str, Any]:
+    """The stored values the guard releases of ``item``'s write were built from."""
+    known: dict[str, Any] = {}
+    for entry in entries:
+        write = entry.guard
+        if write is not None and not write.claim and entry.holder == item.key:
+            known.update(write.values)
+    return known
+
+
 def raise_cancellation(
     plans: EntityPlan | Sequence[EntityPlan | None],
     exc: ServiceError,
@@ -394,16 +430,32 @@ def raise_cancellation(
 ) -> None:
     """Raise the typed error of a cancelled transaction whose guards failed, if any did.
 
-    ``plans`` is the entity of every entry (or one entity for all of them). A failed claim
-    is a `UniqueConstraintError`; a failed release means another item
+    ``plans`` is the entity of every entry (or one entity for all of them). The guards a
+    write releases are chosen from the stored values it was given: when its item's
+    condition failed because those values are not stored, that is the cause named (a
+    `ConditionFailedError`), not the guards that failed for the same reason. Otherwise a
+    failed claim is a `UniqueConstraintError`; a failed release means another item
     holds the guard this item should hold (guards out of step with items, e.g. after
     writes that bypassed singletable): a `ConditionFailedError` saying so.
     """
-    for failure in _failures(exc, entries):
+
+    def plan_of(entry: TransactEntry) -> EntityPlan | None:
+        return plans if not isinstance(plans, Sequence) else plans[entries.index(entry)]
+
+    failures = _failures(exc, entries)
+    for failure in failures:
+        plan = plan_of(failure.entry)
+        if failure.entry.guard is None and plan is not None and failure.code == _CHECK_FAILED:
+            known = _released_values(entries, failure.entry)
+            given = "the deleted object" if "Delete" in failure.entry.request else ".known(...)"
+            mismatch = known_mismatch(plan, known, failure.item, given) if known else None
+            if mismatch is not None:
+                raise mismatch from None
+    for failure in failures:
         write = failure.entry.guard
-        if write is None or failure.code != "ConditionalCheckFailed":
+        if write is None or failure.code != _CHECK_FAILED:
             continue
-        plan = plans if not isinstance(plans, Sequence) else plans[entries.index(failure.entry)]
+        plan = plan_of(failure.entry)
         if plan is None:
             continue
         if write.claim:

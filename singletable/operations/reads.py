@@ -22,7 +22,7 @@ from singletable.expressions.conditions import Condition, render_condition
 from singletable.expressions.paths import Placeholders
 from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES
 from singletable.model.jobs import is_reserved_item
-from singletable.model.plan import entity_plan
+from singletable.model.plan import item_plan
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
 from singletable.operations.protocol import (
     AsyncExecutor,
@@ -482,12 +482,5 @@ Q = TypeVar("Q", bound=BaseQuery[Any])
 
 def decode_any(table: Table, item: Item) -> BaseModel | None:
     """Decode an item into the entity class its identifier names; ``None`` if none does."""
-    name = item.get(table.entity_attribute, {}).get("S")
-    version = item.get(table.version_attribute, {}).get("N")
-    if name is None or version is None:
-        return None
-    try:
-        plan = entity_plan(table, name, int(version))
-    except ValueError:
-        return None
+    plan = item_plan(table, item)
     return None if plan is None else plan.from_item(item)

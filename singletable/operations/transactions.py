@@ -78,6 +78,7 @@ class TransactWrite(Builder, Operation[None]):
         size: int = 0,
         guard: GuardWrite | None = None,
         plan: EntityPlan | None = None,
+        holder: Item | None = None,
     ) -> TransactWrite:
         for entry in self.entries:
             if entry.table == table and entry.key == key:
@@ -93,13 +94,13 @@ class TransactWrite(Builder, Operation[None]):
                 f"{label}: the items put in this transaction total {total} bytes, over "
                 f"DynamoDB's transaction limit of {MAX_TRANSACT_BYTES} bytes (4 MB); split the work"
             )
-        self.entries.append(TransactEntry(label, table, key, request, size, guard, plan))
+        self.entries.append(TransactEntry(label, table, key, request, size, guard, plan, holder))
         return self
 
     def _add_all(self, plan: EntityPlan, entries: list[TransactEntry]) -> TransactWrite:
         # The item and its guards (entity with unique fields), as the single write would.
         for e in entries:
-            self._add(e.label, e.table, e.key, e.request, e.size, e.guard, plan)
+            self._add(e.label, e.table, e.key, e.request, e.size, e.guard, plan, e.holder)
         return self
 
     @chain

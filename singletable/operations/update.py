@@ -43,6 +43,7 @@ from singletable.operations.guarded import (
     TransactEntry,
     first_request,
     guarded_steps,
+    known_mismatch,
     stored_values,
     write_entries,
 )
@@ -297,7 +298,7 @@ class Update(Builder, Operation[E]):
                     f"{plan.label}: field {name!r} is given both to .set(...) ({sets[name]!r}) "
                     f"and to .known(...) ({value!r}); the index keys cannot follow both"
                 )
-        known = {**self.key_values, **self._known, **sets}
+        known = {**dict.fromkeys(self._assumed_none()), **self.key_values, **self._known, **sets}
         for index in plan.indexes.values():
             touched = changed & set(index.fields)
             if not touched and (not self.upsert or self._created_outside(index, known)):
@@ -325,13 +326,15 @@ class Update(Builder, Operation[E]):
                 raise ExpressionError(
                     f"{plan.label}: upsert may create the item, which must carry the key of "
                     f"index {index.index!r}, whose templates need {missing}; pass their "
-                    "values with .set(...) (or .known(...) when the item exists)"
+                    f"values with .set(...), e.g. {self._example('set', missing)} (or use "
+                    "update() with .known(...) when the item exists)"
                 )
             if missing:
                 raise ExpressionError(
                     f"{plan.label}: changing {sorted(touched)[0]!r} rewrites the key of index "
                     f"{index.index!r}, whose templates also need {missing}; pass their "
-                    "current values with .known(...) or .set(...)"
+                    f"current values with .known(...) or .set(...), e.g. "
+                    f"{self._example('known', missing)}"
                 )
             for template in templates:
                 values = {f: known[f] for f in template.fields}
@@ -341,6 +344,46 @@ class Update(Builder, Operation[E]):
                     )
                 )
         return actions
+
+    def _example(self, method: str, names: Sequence[str]) -> str:
+        """The update in an error message, given ``names`` with ``method``."""
+        key = ", ".join(f"{k}={v!r}" for k, v in self.key_values.items())
+        sets = "".join(f".set({name}=...)" for name in self._sets)
+        given = ", ".join(f"{name}=<stored value>" for name in names)
+        kind = "upsert" if self.upsert and method == "set" else "update"
+        return f"{self.plan.model.__name__}.{kind}({key}){sets}.{method}({given})"
+
+    def _assumed_none(self) -> list[str]:
+        """Sparse index fields an upsert does not give, taken at their ``None`` default.
+
+        An item the upsert creates holds that default, so the index keys follow it; an
+        item already stored may hold another value, which the keys would have to follow
+        instead. The upsert is therefore conditioned on the stored item holding none of
+        them (`_full_condition`): the index keys are right either way, or the upsert
+        fails and `condition_error` names the stored value to give.
+        """
+        if not self.upsert:
+            return []
+        plan = self.plan
+        changed = self.changed_fields()
+        given = {*self.key_values, *self._known, *self._sets}
+        if plan.updated_at_field is not None:  # stamped by every update
+            changed.add(plan.updated_at_field)
+            given.add(plan.updated_at_field)
+        model_fields = plan.model.model_fields
+        assumed: list[str] = []
+        for index in plan.indexes.values():
+            if not changed & set(index.fields):
+                continue
+            for name in index.fields:
+                if (
+                    name not in given
+                    and name not in assumed
+                    and name in index.optional_fields
+                    and model_fields[name].get_default(call_default_factory=True) is None
+                ):
+                    assumed.append(name)
+        return assumed
 
     def _created_outside(self, index: KeyPlan, known: Mapping[str, Any]) -> bool:
         """Whether an item this upsert creates holds no key for ``index``.
@@ -479,6 +522,8 @@ class Update(Builder, Operation[E]):
             parts.append(
                 getattr(FieldRefs(self.plan), self.plan.version_field) == self._expected_version
             )
+        refs: FieldRefs[Any] = FieldRefs(self.plan)
+        parts.extend(getattr(refs, name) == None for name in self._assumed_none())  # noqa: E711
         if self._condition is not None:
             parts.append(self._condition)
         return and_(*parts) if parts else None
@@ -577,22 +622,33 @@ class Update(Builder, Operation[E]):
     def _check_known(self, exc: ServiceError, touched: Sequence[UniqueConstraint]) -> None:
         """Refuse the stored values of unique fields that are not the ones `known` gave."""
         known = update_old_known(self, touched)
-        stored = exc.response.get("Item")
-        if known is None or not stored:
-            return
-        stored_now = stored_values(self.plan, stored, self.plan.unique_fields())
-        if any(stored_now.get(f) != v for f, v in known.items()):
-            raise ConditionFailedError(
-                f"{self.plan.label}: the stored values of {sorted(known)} are not the "
-                f"ones given to .known(...) ({known})",
-                item=stored,
-            ) from None
+        mismatch = (
+            None if known is None else known_mismatch(self.plan, known, exc.response.get("Item"))
+        )
+        if mismatch is not None:
+            raise mismatch from None
 
     def condition_error(self, exc: ServiceError) -> ConditionFailedError:
         """The typed error for this update's failed condition (``exc`` may carry the item)."""
         label = self.plan.label
-        if not exc.response.get("Item") and not self.upsert:
+        stored = exc.response.get("Item")
+        if not stored and not self.upsert:
             return NotFoundError(f"{label}: no item with key {self.key_values}")
+        assumed = self._assumed_none()
+        held = {
+            name: value
+            for name, value in (stored_values(self.plan, stored, assumed) if stored else {}).items()
+            if name in assumed and value is not None
+        }
+        if held:
+            return ConditionFailedError(
+                f"{label}: this upsert does not give {sorted(held)}, which feed index keys it "
+                f"rewrites; it took {', '.join(f'{n}=None' for n in held)} (the default an item "
+                f"it creates holds), but the stored item holds "
+                f"{', '.join(f'{n}={v!r}' for n, v in held.items())}; give the stored value "
+                f"(e.g. {self._example('known', list(held))}) or set a new one",
+                item=stored,
+            )
         if self._expected_version is not None:
             return condition_failed(
                 self.plan,

@@ -112,3 +112,34 @@ def test_records_decode_into_typed_changes(
     assert seen == [("customer", "INSERT"), ("modify", {"cid": "c1", "oid": 1})]
     assert (report.handled, report.unhandled, report.guards, len(report.unknown)) == (2, 2, 1, 1)
     assert report.response() == {"batchItemFailures": []}
+
+
+def test_images_with_tag_named_keys_and_empty_maps_decode(
+    dynamodb_client: DynamoDBClient, dynamodb_endpoint: str | None, table_name: str
+) -> None:
+    # A map key spelled like a type tag is a name ({"BS": "Bahamas"}), and an empty map
+    # decodes on both backends: DynamoDB Local's images show it as {} without its "M".
+    table = st.Table(table_name, stream="NEW_AND_OLD_IMAGES")
+
+    class Doc(st.Entity, table=table, pk="DOC#{did}", sk="DOC"):
+        did: str
+        data: dict[str, Any]
+
+    db = connect(dynamodb_client)
+    db.create_table(table)
+    first = Doc(did="d", data={"BS": "Bahamas", "M": {}, "L": [{}, {"N": b"\x00"}]})
+    second = Doc(did="d", data={"S": {"NULL": None}, "empty": {}})
+    Doc.put(first).run(db)
+    Doc.put(second).run(db)
+
+    records = read_stream(dynamodb_client, dynamodb_endpoint, table_name)
+    changes = list(st.decode_records(table, records))
+    assert [(c.event, c.old, c.new) for c in changes] == [
+        ("INSERT", None, first),
+        ("MODIFY", first, second),
+    ]
+    router = st.StreamRouter(table)
+    seen: list[Any] = []
+    router.on(Doc)(lambda c: seen.append(c.new))
+    assert router.dispatch(records).response() == {"batchItemFailures": []}
+    assert seen == [first, second]

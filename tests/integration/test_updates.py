@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hs
 
 import singletable as st
 from tests.integration._executors import connect
@@ -316,3 +318,112 @@ def test_upsert_created_item_is_in_every_index_a_put_fills(
     newest = Rec.query(index="GSI1").descending().first(db)
     assert newest is not None
     assert (newest.title, newest.updated_at) == ("y", T1)
+
+
+def _tasks(client: DynamoDBClient, table_name: str) -> tuple[st.Connection, Any]:
+    """Tasks whose sparse GSI1 is keyed on the optional assignee_id and due."""
+    table = st.Table(table_name, indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+    class Task(
+        st.Entity,
+        table=table,
+        pk="TASK#{tid}",
+        sk="META",
+        indexes={"GSI1": st.IndexKeys(pk="ASSIGNEE#{assignee_id}", sk="DUE#{due}")},
+    ):
+        tid: str
+        title: str = ""
+        due: date | None = None
+        assignee_id: str | None = None
+
+    db = connect(client)
+    db.create_table(table)
+    return db, Task
+
+
+def test_an_upsert_of_a_sparse_index_field_takes_its_partners_none_default(
+    dynamodb_client: DynamoDBClient, table_name: str
+) -> None:
+    # `due` feeds a sparse GSI with the optional `assignee_id` (default None). An upsert
+    # setting `due` was refused until .set(assignee_id=None) was added, which also wipes a
+    # stored assignee. Now it takes the default an item it creates holds, on condition
+    # that the stored item holds no other: the index keys are right, or the upsert fails
+    # naming the stored value.
+    db, Task = _tasks(dynamodb_client, table_name)
+
+    def assigned(who: str) -> list[str]:
+        return [t.tid for t in Task.query(index="GSI1", assignee_id=who).all(db)]
+
+    # Creating: the default is known, no assignee, so no index key.
+    created = Task.upsert(tid="t1").set(due=date(2026, 7, 1)).run(db)
+    assert created == Task(tid="t1", due=date(2026, 7, 1))
+    assert not {"GSI1PK", "GSI1SK"} & set(_raw(dynamodb_client, table_name, "TASK#t1"))
+    # An existing item without an assignee: the same.
+    assert Task.upsert(tid="t1").set(due=date(2026, 7, 2)).run(db).due == date(2026, 7, 2)
+    # An existing item with an assignee: its index key needs that value, which the upsert
+    # does not know. It is refused by the server and the error names the stored value;
+    # nothing changed.
+    Task.put(Task(tid="t2", due=date(2026, 7, 1), assignee_id="ann")).run(db)
+    with pytest.raises(
+        st.ConditionFailedError,
+        match=r"stored item holds assignee_id='ann'; give the stored value \(e\.g\. "
+        r"Task\.update\(tid='t2'\)\.set\(due=\.\.\.\)\.known\(assignee_id=<stored value>\)\)",
+    ):
+        Task.upsert(tid="t2").set(due=date(2026, 8, 1)).run(db)
+    assert Task.get(tid="t2").run(db) == Task(tid="t2", due=date(2026, 7, 1), assignee_id="ann")
+    assert assigned("ann") == ["t2"]
+    # Given as the message says, the key follows; an upsert setting both needs nothing.
+    Task.update(tid="t2").set(due=date(2026, 8, 1)).known(assignee_id="ann").run(db)
+    Task.upsert(tid="t3").set(due=date(2026, 9, 1), assignee_id="ann").run(db)
+    assert assigned("ann") == ["t2", "t3"]
+    assert [t.due for t in Task.query(index="GSI1", assignee_id="ann").all(db)] == [
+        date(2026, 8, 1),
+        date(2026, 9, 1),
+    ]
+    # An update (no upsert) still needs the value; the message shows how to give it.
+    with pytest.raises(
+        st.ExpressionError,
+        match=r"e\.g\. Task\.update\(tid='t2'\)\.set\(due=\.\.\.\)\.known\(assignee_id=",
+    ):
+        Task.update(tid="t2").set(due=date(2026, 8, 2)).params()
+
+
+_DAYS = hs.none() | hs.dates(date(2026, 1, 1), date(2026, 1, 9))
+_WHO = hs.none() | hs.sampled_from(["ann", "bob"])
+
+
+def test_sparse_upserts_keep_the_index_in_step_or_write_nothing(
+    dynamodb_client: DynamoDBClient, table_name: str
+) -> None:
+    # Whatever is stored (no item, or any due/assignee), an upsert that sets one or both
+    # fields leaves the item's GSI1 key as a put of the item read back writes it, or is
+    # refused with nothing written, because the stored item holds a partner it left out.
+    db, Task = _tasks(dynamodb_client, table_name)
+    tids = iter(range(10**6))
+
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        stored=hs.none() | hs.tuples(_DAYS, _WHO),
+        sets=hs.fixed_dictionaries({}, optional={"due": _DAYS, "assignee_id": _WHO}).filter(bool),
+    )
+    def upsert(stored: tuple[date | None, str | None] | None, sets: dict[str, Any]) -> None:
+        tid = f"t{next(tids)}"
+        if stored is not None:
+            Task.put(Task(tid=tid, due=stored[0], assignee_id=stored[1])).run(db)
+        before = Task.get(tid=tid).run(db)
+        try:
+            after = Task.upsert(tid=tid).set(**sets).run(db)
+        except st.ConditionFailedError:
+            assert before is not None
+            assert any(
+                getattr(before, name) is not None for name in {"due", "assignee_id"} - set(sets)
+            )
+            assert Task.get(tid=tid).run(db) == before
+            return
+        raw = _raw(dynamodb_client, table_name, f"TASK#{tid}")
+        put = Task.put(after).params()["Item"]
+        assert {a: raw.get(a) for a in ("GSI1PK", "GSI1SK")} == {
+            a: put.get(a) for a in ("GSI1PK", "GSI1SK")
+        }
+
+    upsert()

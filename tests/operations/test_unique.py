@@ -81,6 +81,29 @@ def test_guard_keys_are_guards_and_parse_back(data: hs.DataObject, entity: str) 
     assert (info.entity, info.fields) == (entity, constraint.fields)
 
 
+@settings(max_examples=200, deadline=None)
+@given(hs.integers(1, 2100), hs.sampled_from(["x", "é", "€", "😀", " "]))
+def test_guard_key_size_refusals_state_the_stored_key_and_dynamodbs_limit(
+    length: int, char: str
+) -> None:
+    # A guard key's values follow a prefix the template does not format: the refusal said
+    # "key is 2046 bytes; limit 2038 bytes" (the values' part against a reduced budget)
+    # about a key refused at 2,048. It states the whole key against DynamoDB's limit.
+    _, User, _ = make_models()
+    (constraint,) = [c for c in User.plan().unique if c.name == "email"]
+    email = char * length
+    prefix = constraint.key_prefix.encode()
+    stored = len(prefix) + len(constraint.values_template.escaper.escape(email).encode())
+    stored += len(b"email#")
+    if stored <= 2048:
+        assert len(constraint.guard_key({"email": email})["PK"]["S"].encode()) == stored
+        return
+    message = f"key is {stored} bytes; DynamoDB's limit for a partition key is 2048 bytes"
+    with pytest.raises(st.KeyTooLargeError, match=message) as refused:
+        constraint.guard_key({"email": email})
+    assert (refused.value.size, refused.value.limit) == (stored, 2048)
+
+
 def test_guard_of_one_entity_never_equals_another_entitys() -> None:
     table = st.Table("t")
     codecs = {"a": codec_for(str, [], where="a"), "b": codec_for(str, [], where="b")}

@@ -151,3 +151,21 @@ def test_altered_or_foreign_cursor_is_400(client: AppClient) -> None:
 def test_bad_input_is_422_before_any_request(client: AppClient) -> None:
     assert client.post("/orders", json={"customer_id": "c1"}).status_code == 422
     assert client.get("/customers/c1/orders", params={"limit": 0}).status_code == 422
+
+
+@pytest.mark.parametrize(
+    "forged",
+    [{"version": 7}, {"created_at": "2001-01-01T00:00:00Z"}, {"updated_at": "x"}, {"ttl": 1}],
+)
+def test_a_body_that_forges_server_set_fields_is_refused(
+    client: AppClient, forged: dict[str, Any]
+) -> None:
+    # The guide took the entity as the request body: "version": 7 was stored as 8, and a
+    # client could choose its own created_at. The derived input model refuses them.
+    response = client.post("/orders", json=order("o1") | forged)
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["type"] == "extra_forbidden"
+    assert client.get("/customers/c1/orders/o1").status_code == 404  # nothing written
+    created = client.post("/orders", json=order("o1")).json()
+    assert created["version"] == 1
+    assert created["created_at"] != "2001-01-01T00:00:00Z"

@@ -4,7 +4,8 @@
 `effects` (every stored attribute followed through both models) and classifies the
 change; `runner` carries a plan out on a live table; `drift` checks a deployed table
 against the model (`check_deployed`); `backfill` writes the uniqueness guards of a
-constraint added to an entity with stored items.
+constraint added to an entity with stored items; `unique_check` checks the guards against
+the items (and repairs them) after writes that bypassed singletable.
 """
 
 from __future__ import annotations
@@ -28,12 +29,18 @@ from singletable.tooling.migrations.snapshot import (
     snapshot,
     snapshot_json,
 )
+from singletable.tooling.migrations.unique_check import (
+    GuardFinding,
+    UniqueCheckReport,
+    check_unique,
+)
 from singletable.tooling.migrations.work import MIGRATE_KIND
 
 __all__ = [
     "Change",
     "ChangeClass",
     "DriftReport",
+    "GuardFinding",
     "MIGRATE_KIND",
     "MigrationJob",
     "MigrationPlan",
@@ -43,7 +50,9 @@ __all__ = [
     "Transform",
     "Transforms",
     "UniqueBackfillReport",
+    "UniqueCheckReport",
     "check_deployed",
+    "check_unique",
     "load_snapshot",
     "migrate",
     "migrate_async",

@@ -19,10 +19,10 @@ from typing import Any
 from pydantic import AliasChoices, AliasPath, BaseModel, ValidationError
 
 from singletable.errors import SingleTableError
+from singletable.keys.escaping import LONE_SURROGATE
 from singletable.model.plan import EntityPlan, entity_plans, plan_of
 from singletable.model.table import Table
 from singletable.operations.common import stamp_times, utc_now
-from singletable.operations.limits import LONE_SURROGATE
 from singletable.tooling.bulk.load import KeySet
 
 #: How many invalid lines `check` keeps (the others are only counted).

@@ -33,6 +33,7 @@ from singletable.model.unique import UniqueConstraint
 from singletable.operations.common import (
     ItemRequest,
     condition_failed,
+    failed_condition,
     key_ref,
     split_key_values,
     utc_now,
@@ -600,7 +601,7 @@ class Update(Builder, Operation[E]):
                 version_conflict_message(self.plan, exc, self._expected_version),
             )
         return condition_failed(
-            self.plan, exc, ConditionFailedError, f"{label}: the update condition failed"
+            self.plan, exc, ConditionFailedError, failed_condition(label, "update", self._condition)
         )
 
 

@@ -19,6 +19,7 @@ from singletable.errors import (
     ServiceError,
     SingleTableError,
     VersionConflictError,
+    with_context,
 )
 from singletable.expressions.conditions import Condition, and_
 from singletable.expressions.fields import FieldRef
@@ -237,7 +238,9 @@ class Update(Builder, Operation[E]):
                 decoded = None if "NULL" in value else field.codec.from_av(value)
             except SingleTableError as exc:
                 raise ExpressionError(
-                    f"{action.label}: cannot be set to {value!r}: {exc}"
+                    with_context(
+                        f"{action.label}: cannot be set to {value!r}", exc, named=action.label
+                    )
                 ) from None
             update = update.set(**{name: decoded})
         return update

@@ -59,10 +59,11 @@ def _absent_reads(entity: EntityPlan, plan: FieldPlan) -> AttributeValue | None:
     """What a read returns for the field when its attribute is missing, in stored form.
 
     ``None`` where that is not known: a required field (the item does not decode), a
-    field of a key template (read back from the key), a default factory (its value is
-    made when it runs).
+    field of the table key (read back from the key), a default factory (its value is
+    made when it runs). An index key field reads its default too: the library keeps the
+    index key in step with what the item reads.
     """
-    if any(plan.name in key.fields for key in (entity.primary, *entity.indexes.values())):
+    if plan.name in entity.primary.fields:
         return None
     info = entity.model.model_fields[plan.name]
     if plan.is_set:

@@ -232,3 +232,30 @@ def test_a_removed_attribute_with_a_default_matches_the_default(
     assert Task.scan().filter(Task.f.state == None).all(db) == []  # noqa: E711
     Task.update(tid="a").set(state="done").where(Task.f.state == "open").run(db)
     assert Task.get(tid="a").run(db) == Task(tid="a", state="done")
+
+
+def test_a_sparse_index_field_reads_none_when_missing(
+    dynamodb_client: Any, table_name: str
+) -> None:
+    # A field that feeds a sparse GSI reads None when its attribute is missing: `== None`
+    # must find it (the item is in no index, so no key holds the field).
+    table = st.Table(table_name, indexes=[st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+    class Job(
+        st.Entity,
+        table=table,
+        pk="J#{jid}",
+        sk="JOB",
+        indexes={"GSI1": st.IndexKeys(pk="WHO#{assignee}", sk="{jid}")},
+    ):
+        jid: str
+        assignee: str | None = None
+
+    db = connect(dynamodb_client)
+    db.create_table(table)
+    Job.put(Job(jid="a")).run(db)
+    Job.put(Job(jid="b", assignee="ann")).run(db)
+    unassigned = Job.scan().filter(Job.f.assignee == None).all(db)  # noqa: E711
+    assert [j.jid for j in unassigned] == ["a"]
+    assigned = Job.scan().filter(Job.f.assignee != None).all(db)  # noqa: E711
+    assert [j.jid for j in assigned] == ["b"]

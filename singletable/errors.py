@@ -343,3 +343,21 @@ class EndpointError(SingleTableError):
 
 class EstimateError(SingleTableError, ValueError):
     """The capacity estimator was not given what it needs (an update's new item, ...)."""
+
+
+def with_context(context: str, error: object, *, named: str | None = None) -> str:
+    """``context: error``, without saying twice the entity or field both start with.
+
+    A wrapped error often names its entity or field already (``entity Task: stored item
+    does not validate``); prefixed again, a message read ``entity Task: entity Task: ...``.
+
+    Args:
+        context: What the new message starts with.
+        error: The wrapped error (or its message).
+        named: The entity or field label both may start with (default: ``context``).
+    """
+    text = str(error)
+    label = context if named is None else named
+    if text.startswith(f"{label}: "):
+        text = text[len(label) + 2 :]
+    return f"{context}: {text}"

@@ -26,7 +26,7 @@ from hypothesis import strategies as hs
 from pydantic import BaseModel, create_model
 
 import singletable as st
-from singletable.errors import SingleTableError
+from singletable.errors import SingleTableError, with_context
 from tests.strategies import TemplateShape, shape_values, template_shapes
 
 PACKAGE = Path(st.__file__).parent
@@ -331,3 +331,17 @@ def test_refusals_from_tooling_are_singletable_errors() -> None:
     # Checked before the connection is used at all.
     with pytest.raises(st.RequestLimitError, match=r"^segments must be 1 to 1,000,000"):
         st.migrate(None, table, {}, segments=0)  # type: ignore[arg-type]
+
+
+@given(
+    label=hs.text(alphabet="abcT .:", min_size=1, max_size=12),
+    rest=hs.text(alphabet="xyz .", max_size=20),
+    prefixed=hs.booleans(),
+)
+def test_a_wrapped_message_names_its_label_once(label: str, rest: str, prefixed: bool) -> None:
+    # Issue 26: export rejects read "entity Task: entity Task: ..."; with_context adds the
+    # label unless the wrapped message starts with it.
+    message = f"{label}: {rest}" if prefixed else rest
+    assert with_context(label, message) == f"{label}: {rest}"
+    context = f"{label}: cannot be set"
+    assert with_context(context, message, named=label) == f"{context}: {rest}"

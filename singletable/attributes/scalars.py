@@ -36,7 +36,7 @@ from singletable.attributes.numbers import (
     number_text,
     parse_number,
 )
-from singletable.errors import ItemDecodeError, ItemEncodeError
+from singletable.errors import ItemDecodeError, ItemEncodeError, with_context
 from singletable.types import AttributeValue
 
 
@@ -384,7 +384,7 @@ def generic_codec(where: str, nullable: bool, position: str, params: dict[str, A
         try:
             return from_attribute_value(av)
         except ItemDecodeError as exc:
-            raise ItemDecodeError(f"{where}: {exc}") from None
+            raise ItemDecodeError(with_context(where, exc)) from None
 
     return Built(to_av, from_av, params, GenericFast(to_av, where, nullable=True))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from singletable.errors import ExpressionError
 from singletable.expressions.operands import _Node, _Operand, _ValueOp
@@ -12,6 +13,7 @@ __all__ = [
     "Condition",
     "and_",
     "condition_paths",
+    "condition_text",
     "not_",
     "or_",
     "render_condition",
@@ -217,3 +219,30 @@ def render_condition(cond: Condition, ph: Placeholders) -> str:
 def condition_paths(cond: Condition) -> set[str]:
     """Returns the top-level attribute names a condition reads."""
     return {str(path[0]) for path in cond._paths()}
+
+
+class _Readable(Placeholders):
+    """Placeholders that write the names and values themselves: a condition for people."""
+
+    __slots__ = ()
+
+    def name(self, attribute: str) -> str:
+        return attribute if attribute.isidentifier() else repr(attribute)
+
+    def value(self, av: Any) -> str:
+        if isinstance(av, dict) and len(av) == 1:
+            ((kind, inner),) = av.items()
+            if kind == "NULL":
+                return "NULL"
+            if kind in ("S", "N", "BOOL"):
+                return repr(inner) if kind == "S" else str(inner)
+        text = repr(av)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+
+def condition_text(cond: Condition) -> str:
+    """A condition as people read it, names and values in place: ``state = 'open'``.
+
+    For error messages (which condition of a write failed); not a request expression.
+    """
+    return render_condition(cond, _Readable())

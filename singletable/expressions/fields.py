@@ -12,7 +12,16 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 from singletable.errors import ExpressionError
-from singletable.expressions.conditions import Condition, _Between, _Compare, _Function, _In
+from singletable.expressions.absence import Absences, settle_absence
+from singletable.expressions.conditions import (
+    Condition,
+    _Between,
+    _Compare,
+    _Function,
+    _In,
+    not_,
+    or_,
+)
 from singletable.expressions.operands import (
     _number_av,
     _Operand,
@@ -78,6 +87,16 @@ def _operand(value: object, convert: ValueConverter, label: str) -> _Operand:
     return _ValueOp(convert(value))
 
 
+def _absences(*sides: object) -> Absences:
+    """What the missing attribute of each reference among ``sides`` reads as, where known."""
+    absent: dict[Path, AttributeValue] = {}
+    for side in sides:
+        ref = side.ref if isinstance(side, SizeOperand) else side
+        if isinstance(ref, FieldRef) and ref.absent is not None:
+            absent[ref.path] = ref.absent
+    return absent
+
+
 def _between_check(label: str, lo: _Operand, hi: _Operand) -> None:
     if not (isinstance(lo, _ValueOp) and isinstance(hi, _ValueOp)):
         return
@@ -131,7 +150,8 @@ class _Comparable(Generic[V]):
         raise NotImplementedError
 
     def _compare(self, op: str, other: object) -> Condition:
-        return _Compare(op, self._lhs(), _operand(other, self._convert, self._label))
+        atom = _Compare(op, self._lhs(), _operand(other, self._convert, self._label))
+        return settle_absence(atom, _absences(self, other))
 
     # A mismatched `==` cannot be an error for a type checker (it falls back to the other
     # operand's __eq__ and infers bool), but that bool is then refused wherever a Condition
@@ -165,7 +185,7 @@ class _Comparable(Generic[V]):
         lo_op = _operand(lo, self._convert, self._label)
         hi_op = _operand(hi, self._convert, self._label)
         _between_check(self._label, lo_op, hi_op)
-        return _Between(self._lhs(), lo_op, hi_op)
+        return settle_absence(_Between(self._lhs(), lo_op, hi_op), _absences(self, lo, hi))
 
 
 class SizeOperand(_Comparable[int | float | Decimal]):
@@ -210,11 +230,14 @@ class FieldRef(_Comparable[T], _Reference):
         label: how error messages name the path, e.g. ``"AuditEvent.ts"``; defaults to the
             path itself.
         none_is_missing: the attribute stores ``None`` by being absent (a top-level
-            optional field), so ``== None`` means ``attribute_not_exists`` and ``!= None``
-            ``attribute_exists``; a ``NULL`` comparison would never match such an item.
+            optional field): short for ``absent={"NULL": True}``.
+        absent: what a missing attribute reads as, in stored form (a field's default):
+            conditions then answer on a missing attribute what they answer on that value
+            (``== default`` matches it, ``!= default`` does not, ``== None`` matches both
+            a missing attribute and a stored ``NULL`` when the default is ``None``).
     """
 
-    __slots__ = ("element_to_av", "label", "none_is_missing", "path", "to_av")
+    __slots__ = ("absent", "element_to_av", "label", "none_is_missing", "path", "to_av")
 
     def __init__(
         self,
@@ -224,22 +247,34 @@ class FieldRef(_Comparable[T], _Reference):
         element_to_av: ValueConverter | None = None,
         label: str | None = None,
         none_is_missing: bool = False,
+        absent: AttributeValue | None = None,
     ) -> None:
         self.path: Path = _check_path(tuple(path))
         self.to_av = to_av
         self.element_to_av = element_to_av
         self.label: str = label if label is not None else _label_of(self.path)
         self.none_is_missing = none_is_missing
+        self.absent: AttributeValue | None = (
+            {"NULL": True} if absent is None and none_is_missing else absent
+        )
 
     def __eq__(self, other: T | FieldRef[Any] | SizeOperand | None) -> Condition:  # type: ignore[override]
-        if other is None and self.none_is_missing:
-            return self.not_exists()
+        if other is None:
+            return self._is_none()
         return super().__eq__(other)
 
     def __ne__(self, other: T | FieldRef[Any] | SizeOperand | None) -> Condition:  # type: ignore[override]
-        if other is None and self.none_is_missing:
-            return self.exists()
+        if other is None:
+            return not_(self._is_none())
         return super().__ne__(other)
+
+    def _is_none(self) -> Condition:
+        # What reads as None: a stored NULL, and a missing attribute where that reads as
+        # None. attribute_type, not `= NULL`: moto answers `= NULL` true on a missing one.
+        stored_null = self.attribute_type("NULL")
+        if self.absent == {"NULL": True}:
+            return or_(self.not_exists(), stored_null)
+        return stored_null
 
     def __repr__(self) -> str:
         return f"FieldRef({self.label!r})"
@@ -297,7 +332,8 @@ class FieldRef(_Comparable[T], _Reference):
                 f"limit), got {len(values)}"
                 + ("; split the values over several or_()-ed conditions" if values else "")
             )
-        return _In(self._lhs(), tuple(_operand(v, self.to_av, self.label) for v in values))
+        atom = _In(self._lhs(), tuple(_operand(v, self.to_av, self.label) for v in values))
+        return settle_absence(atom, _absences(self, *values))
 
     def begins_with(self, prefix: str) -> Condition:
         """``begins_with(self, prefix)``; the prefix is sent as a string as given.
@@ -309,12 +345,14 @@ class FieldRef(_Comparable[T], _Reference):
             raise ExpressionError(
                 f"{self.label}: begins_with() needs a str prefix, got {type(prefix).__name__}"
             )
-        return _Function("begins_with", (self._lhs(), _ValueOp({"S": prefix})))
+        atom = _Function("begins_with", (self._lhs(), _ValueOp({"S": prefix})))
+        return settle_absence(atom, _absences(self))
 
     def contains(self, value: object) -> Condition:
         """``contains(self, value)``: a substring of a string, or an element of a set or list."""
         convert = self.element_to_av or self.to_av
-        return _Function("contains", (self._lhs(), _operand(value, convert, self.label)))
+        atom = _Function("contains", (self._lhs(), _operand(value, convert, self.label)))
+        return settle_absence(atom, _absences(self))
 
     def exists(self) -> Condition:
         """``attribute_exists(self)``."""

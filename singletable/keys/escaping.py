@@ -6,6 +6,7 @@ encoding").
 
 from __future__ import annotations
 
+import re
 import string
 from typing import Any
 
@@ -14,6 +15,11 @@ from singletable.keys.codec_base import KeyCodec
 
 _HEX_UPPER = frozenset("0123456789ABCDEF")
 _ASCII_PUNCTUATION = frozenset(string.punctuation)
+
+
+#: A code point UTF-8 cannot encode (half of a surrogate pair, alone in a Python str):
+#: no DynamoDB string, key text included, can hold one.
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class SegmentEscaper:

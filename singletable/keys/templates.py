@@ -22,9 +22,10 @@ from singletable.errors import (
     KeyEncodeError,
     KeyTooLargeError,
     ModelDefinitionError,
+    TextEncodeError,
 )
 from singletable.keys.codec_base import KeyCodec
-from singletable.keys.escaping import SegmentEscaper
+from singletable.keys.escaping import LONE_SURROGATE, SegmentEscaper
 
 FIELD_SEGMENT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -167,6 +168,22 @@ class KeyTemplate:
             text = segment.codec.encode(value)
         except KeyEncodeError as exc:
             raise KeyEncodeError(f"{self.where}: field {segment.name!r}: {exc}") from None
+        return self._escaped(segment, text)
+
+    def _escaped(self, segment: FieldSegment, text: str) -> str:
+        """A field's key text escaped, refused if it holds text UTF-8 cannot encode."""
+        if not text.isascii():
+            lone = LONE_SURROGATE.search(text)
+            if lone is not None:
+                # Here the field is known; the request-wide check would name only the
+                # key attribute and an index into the whole key.
+                raise TextEncodeError(
+                    f"{self.where}: field {segment.name!r}: the text holds the lone "
+                    f"surrogate U+{ord(lone.group()):04X} at index {lone.start()}; DynamoDB "
+                    "strings must be valid UTF-8, which cannot encode one (fix the text, e.g. "
+                    "decode its bytes with errors='replace')",
+                    where=segment.name,
+                )
         return self.escaper.escape(text) if segment.escaped else text
 
     def _join(self, values: Callable[[str], Any], count: int) -> list[str]:
@@ -284,9 +301,7 @@ class KeyTemplate:
             text = segment.codec.encode_prefix(partial)
         except KeyEncodeError as exc:
             raise KeyEncodeError(f"{self.where}: field {segment.name!r}: {exc}") from None
-        if segment.escaped:
-            text = self.escaper.escape(text)
-        return self.prefix(values, count) + text
+        return self.prefix(values, count) + self._escaped(segment, text)
 
     def bound(self, values: Mapping[str, Any], count: int) -> str:
         """The key text up to and including the ``count``-th field (no trailing delimiter).

@@ -38,6 +38,7 @@ from pydantic import BaseModel
 from singletable.attributes.fastpath import Writer
 from singletable.attributes.size import MAX_ITEM_SIZE, check_item_size
 from singletable.errors import ItemDecodeError
+from singletable.keys.escaping import LONE_SURROGATE
 from singletable.keys.templates import FieldSegment, KeyTemplate
 from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds
 from singletable.types import AttributeValue, Item
@@ -148,11 +149,16 @@ class _EncoderBuilder:
             s(f"{t} = {text}")
             if segment.escaped:
                 escaper = template.escaper
-                pattern = "[\\x00-" + re.escape(escaper.escape_char) + "]"
+                # Characters to escape, and lone surrogates, which the slow path refuses
+                # naming the field.
+                pattern = "[\\x00-" + re.escape(escaper.escape_char) + "\\ud800-\\udfff]"
                 needs = ns.ref(re.compile(pattern).search, "needs_escape")
                 table = ns.ref(escaper._table, "escape_table")
+                lone = ns.ref(LONE_SURROGATE.search, "lone_surrogate")
                 # isidentifier() is a cheap proof that no character needs escaping.
                 s(f"if not {t}.isidentifier() and {needs}({t}) is not None:")
+                s(f"    if not {t}.isascii() and {lone}({t}) is not None:")
+                s(f"        {slow}({x})")
                 s(f"    {t} = {t}.translate({table})")
             s.dedent()
             s("else:")

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Union
 
-from pydantic import BaseModel
+from pydantic import BaseModel, PydanticUndefinedAnnotation
 
 from singletable.attributes.codec_parts import Encoder
 from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
@@ -98,9 +98,36 @@ def compile_entity(cls: type[BaseModel], table: Table, options: dict[str, Any]) 
     Every modelling mistake is refused here, at class definition, with a message naming
     the class, template or field.
     """
+    _refuse_undefined_types(cls)
     plan = _Compiler(cls, table, options).plan()
     install_generated_codecs(plan)
     return plan
+
+
+def _refuse_undefined_types(cls: type[BaseModel]) -> None:
+    """Refuse a field whose type pydantic could not resolve when the class was created.
+
+    Codecs and keys are compiled from the field types as the class is defined, so a type
+    imported only under ``TYPE_CHECKING`` (or defined after the class) cannot be used.
+    """
+    if cls.__pydantic_complete__:
+        return
+    try:
+        cls.model_rebuild(raise_errors=True)
+    except PydanticUndefinedAnnotation as exc:
+        fields = [
+            name
+            for name, info in cls.model_fields.items()
+            if isinstance(info.annotation, typing.ForwardRef)
+            and exc.name in info.annotation.__forward_arg__
+        ]
+        where = f"{cls.__qualname__}.{fields[0]}" if fields else cls.__qualname__
+        raise ModelDefinitionError(
+            f"{where}: the type {exc.name!r} is not defined when the class is created "
+            "(imported only under TYPE_CHECKING, or defined later in the module); "
+            "singletable compiles the entity's keys and attributes from its field types "
+            f"as the class is defined: import {exc.name!r} at run time"
+        ) from None
 
 
 class _Compiler:

@@ -12,7 +12,7 @@ from singletable.attributes.codecs import AttributeCodec
 from singletable.attributes.convert import to_attribute_value
 from singletable.errors import ExpressionError, UnknownFieldError
 from singletable.expressions.fields import FieldRef
-from singletable.model.plan import EntityPlan, plan_of
+from singletable.model.plan import EntityPlan, FieldPlan, plan_of
 from singletable.types import AttributeValue
 
 if typing.TYPE_CHECKING:
@@ -51,10 +51,31 @@ class FieldRefs(Generic[_M]):
             _null_aware(plan.codec),
             element_to_av=elements,
             label=f"{self._plan.name}.{name}",
-            # A top-level None is stored by omitting the attribute, or as NULL where an
-            # absent attribute reads as a non-None default.
-            none_is_missing=not plan.stores_none,
+            absent=_absent_reads(self._plan, plan),
         )
+
+
+def _absent_reads(entity: EntityPlan, plan: FieldPlan) -> AttributeValue | None:
+    """What a read returns for the field when its attribute is missing, in stored form.
+
+    ``None`` where that is not known: a required field (the item does not decode), a
+    field of the table key (read back from the key), a default factory (its value is
+    made when it runs). An index key field reads its default too: the library keeps the
+    index key in step with what the item reads.
+    """
+    if plan.name in entity.primary.fields:
+        return None
+    info = entity.model.model_fields[plan.name]
+    if plan.is_set:
+        # DynamoDB stores no empty set: absence reads back None, or the empty set.
+        return {"NULL": True} if plan.nullable else {plan.codec.params()["of"]: []}
+    if info.is_required():
+        return {"NULL": True} if plan.nullable else None
+    if info.default_factory is not None:
+        return None
+    if info.default is None:
+        return {"NULL": True}
+    return plan.codec.to_av(info.default)
 
 
 def _null_aware(codec: AttributeCodec) -> Callable[[Any], AttributeValue]:

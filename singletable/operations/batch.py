@@ -14,6 +14,7 @@ from singletable.errors import (
     BatchWriteIncompleteError,
     RequestLimitError,
     ServiceError,
+    TextEncodeError,
 )
 from singletable.model.plan import plan_of
 from singletable.operations.common import (
@@ -144,7 +145,13 @@ class BatchWrite(Operation[BatchWriteResult]):
                 stamped = obj.model_copy(update={plan.version_field: 1})
             if plan.updated_at_field is not None or plan.created_at_field is not None:
                 stamped = stamp_times(plan, stamped, now)
-            item = plan.to_item(stamped)
+            try:
+                item = plan.to_item(stamped)
+            except TextEncodeError as exc:
+                # Which write of the batch holds the text (its key field names itself).
+                index = sum(1 for table, _ in self.requests if table == plan.table.name)
+                where = f"RequestItems[{plan.table.name!r}][{index}]"
+                raise TextEncodeError(f"{self.action}: {where}: {exc}", where=where) from None
             # The origin is the object given (unstamped): what a caller resends.
             self._add(plan, plan.key_of_item(item), {"PutRequest": {"Item": item}}, (True, obj))
             self.n_put += 1

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel
 
 from singletable.errors import ConditionFailedError, KeyEncodeError, ServiceError
-from singletable.expressions.conditions import Condition, and_, render_condition
+from singletable.expressions.conditions import Condition, and_, condition_text, render_condition
 from singletable.expressions.fields import FieldRef
 from singletable.expressions.paths import Placeholders
 from singletable.expressions.updates import UpdateAction, render_update
@@ -154,6 +154,13 @@ def condition_failed(
         except Exception:  # a stored item we cannot decode is still worth showing raw
             item = raw
     return kind(message, item=item)
+
+
+def failed_condition(label: str, write: str, condition: Condition | None) -> str:
+    """The message of a write whose own condition failed, naming the condition."""
+    if condition is None:
+        return f"{label}: the {write} condition failed"
+    return f"{label}: the {write} condition failed: {condition_text(condition)}"
 
 
 def version_conflict_message(

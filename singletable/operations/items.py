@@ -31,6 +31,7 @@ from singletable.model.plan import plan_of
 from singletable.operations.common import (
     ItemRequest,
     condition_failed,
+    failed_condition,
     key_ref,
     request_capacity,
     split_key_values,
@@ -189,7 +190,7 @@ class Put(Operation[E]):
                 ),
             )
         return condition_failed(
-            self.plan, exc, ConditionFailedError, f"{label}: the put condition failed"
+            self.plan, exc, ConditionFailedError, failed_condition(label, "put", self.condition)
         )
 
     def _expected_version(self) -> int:
@@ -392,7 +393,10 @@ class Delete(Operation["E | None"]):
                 version_conflict_message(self.plan, exc, self.expected_version),
             )
         return condition_failed(
-            self.plan, exc, ConditionFailedError, f"{self.plan.label}: the delete condition failed"
+            self.plan,
+            exc,
+            ConditionFailedError,
+            failed_condition(self.plan.label, "delete", self.condition),
         )
 
     def _version_moved(self, exc: ServiceError) -> bool:

@@ -18,9 +18,8 @@ from decimal import Decimal
 from typing import Any
 
 from singletable.errors import TextEncodeError
+from singletable.keys.escaping import LONE_SURROGATE
 
-#: A code point UTF-8 cannot encode (half of a surrogate pair, alone in a Python str).
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 #: A surrogate as UTF-8 "surrogatepass" writes it (what marshal does with text).
 _ENCODED_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")
 # Values that hold no text (binary attributes hold bytes, not text).

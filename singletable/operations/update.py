@@ -19,6 +19,7 @@ from singletable.errors import (
     ServiceError,
     SingleTableError,
     VersionConflictError,
+    with_context,
 )
 from singletable.expressions.conditions import Condition, and_
 from singletable.expressions.fields import FieldRef
@@ -33,6 +34,7 @@ from singletable.model.unique import UniqueConstraint
 from singletable.operations.common import (
     ItemRequest,
     condition_failed,
+    failed_condition,
     key_ref,
     split_key_values,
     utc_now,
@@ -238,7 +240,9 @@ class Update(Builder, Operation[E]):
                 decoded = None if "NULL" in value else field.codec.from_av(value)
             except SingleTableError as exc:
                 raise ExpressionError(
-                    f"{action.label}: cannot be set to {value!r}: {exc}"
+                    with_context(
+                        f"{action.label}: cannot be set to {value!r}", exc, named=action.label
+                    )
                 ) from None
             update = update.set(**{name: decoded})
         return update
@@ -657,7 +661,7 @@ class Update(Builder, Operation[E]):
                 version_conflict_message(self.plan, exc, self._expected_version),
             )
         return condition_failed(
-            self.plan, exc, ConditionFailedError, f"{label}: the update condition failed"
+            self.plan, exc, ConditionFailedError, failed_condition(label, "update", self._condition)
         )
 
 

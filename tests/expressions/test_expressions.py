@@ -574,7 +574,7 @@ def test_rendered_conditions_hold_no_user_text(
     assert (again.names, again.values) == (ph.names, ph.values)
 
 
-def test_comparing_an_optional_field_with_none_tests_for_the_missing_attribute() -> None:
+def test_comparing_an_optional_field_with_none_tests_for_what_reads_as_none() -> None:
     from singletable.expressions.conditions import render_condition
     from singletable.expressions.paths import Placeholders
 
@@ -583,13 +583,16 @@ def test_comparing_an_optional_field_with_none_tests_for_the_missing_attribute()
         body: str | None = None
         meta: dict[str, str | None] = Field(default_factory=dict)
 
+    # A missing attribute and a stored NULL both read as None.
     ph = Placeholders()
-    assert render_condition(Note.f.body == None, ph) == "attribute_not_exists (#n0)"  # noqa: E711
-    assert render_condition(Note.f.body != None, ph) == "attribute_exists (#n0)"  # noqa: E711
-    # Inside a map, None is stored as NULL, so there it is a value comparison.
+    is_none = render_condition(Note.f.body == None, ph)  # noqa: E711
+    assert is_none == "attribute_not_exists (#n0) OR attribute_type (#n0, :v0)"
+    is_not = render_condition(Note.f.body != None, ph)  # noqa: E711
+    assert is_not == "NOT (attribute_not_exists (#n0) OR attribute_type (#n0, :v1))"
+    # Inside a map, None is stored as NULL.
     nested = render_condition(Note.f.meta["k"] == None, ph)  # noqa: E711
-    assert nested == "#n1.#n2 = :v0"
-    assert ph.values[":v0"] == {"NULL": True}
+    assert nested == "attribute_type (#n1.#n2, :v2)"
+    assert ph.values[":v0"] == ph.values[":v2"] == {"S": "NULL"}
 
 
 @pytest.mark.parametrize(

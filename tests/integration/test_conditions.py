@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import singletable as st
+from singletable.expressions.conditions import condition_text
 from tests.integration.models import Models, make_models
 
 if TYPE_CHECKING:
@@ -123,7 +124,8 @@ def _condition_holds(m: Models, condition: st.Condition) -> set[str]:
         if failure is None:
             holds.add(thing.thing_id)
         else:
-            assert str(failure) == "entity Thing: the put condition failed"
+            text = condition_text(condition)
+            assert str(failure) == f"entity Thing: the put condition failed: {text}"
             assert failure.item == thing
     return holds
 
@@ -181,3 +183,28 @@ def test_moto_fails_on_size_of_a_missing_attribute(
     else:
         with pytest.raises(st.ServiceError, match="Internal Server Error"):
             _size_of_missing(m)
+
+
+def test_a_failed_condition_is_named_in_the_error(m: Models) -> None:
+    # Issue 26: ConditionFailedError said only "the update condition failed".
+    thing = m.Thing.query(box="c").first(m.db)
+    assert thing is not None
+    key = {"box": thing.box, "thing_id": thing.thing_id}
+    writes: list[tuple[Callable[[], Any], str]] = [
+        (
+            lambda: m.Thing.update(**key).set(note="n").where(m.Thing.f.name == "nobody").run(m.db),
+            "the update condition failed: name = 'nobody'",
+        ),
+        (
+            lambda: m.Thing.put(thing, condition=m.Thing.f.size > 10**6).run(m.db),
+            "the put condition failed: size > 1000000",
+        ),
+        (
+            lambda: m.Thing.delete(**key, condition=m.Thing.f.note.begins_with("zz")).run(m.db),
+            "the delete condition failed: begins_with (note, 'zz')",
+        ),
+    ]
+    for write, expected in writes:
+        with pytest.raises(st.ConditionFailedError) as caught:
+            write()
+        assert str(caught.value) == f"entity Thing: {expected}"

@@ -302,3 +302,30 @@ def test_an_export_job_writes_one_part_per_unit_and_a_taken_over_unit_each_item_
             assert sorted(module.Counter.scan().all(db), key=repr) == sorted(counters, key=repr)
         finally:
             db.delete_table(module.table)
+
+
+def test_a_reject_names_its_entity_once(dynamodb_client: DynamoDBClient, table_name: str) -> None:
+    # Issue 26: a reject read "entity Task: entity Task: stored item does not validate".
+    table = st.Table(table_name)
+
+    class Task(st.Entity, table=table, pk="T#{tid}", sk="TASK"):
+        tid: str
+        title: str
+        n: int = 0
+
+    db = connect(dynamodb_client)
+    db.create_table(table)
+    base = {"PK": {"S": "T#1"}, "SK": {"S": "TASK"}, "_et": {"S": "Task"}, "_ev": {"N": "1"}}
+    dynamodb_client.put_item(TableName=table.name, Item={**base, "tid": {"S": "1"}})
+    wrong = {**base, "PK": {"S": "T#2"}, "tid": {"S": "2"}, "title": {"S": "t"}, "n": {"S": "x"}}
+    dynamodb_client.put_item(TableName=table.name, Item=wrong)
+    rejects = io.StringIO()
+    result = st.export(db, Task, io.StringIO(), rejects=rejects, progress_out=io.StringIO())
+    reasons = sorted(json.loads(line)["reason"] for line in rejects.getvalue().splitlines())
+    assert reasons[0].startswith("entity Task: stored item does not validate: 1 validation")
+    assert reasons[1].startswith("entity Task: ")
+    assert reasons[1].endswith("Task.n: expected a stored N attribute value, got S")
+    assert all(e.count("entity Task") == 1 for e in [*reasons, *result.skipped_examples]), (
+        reasons,
+        result.skipped_examples,
+    )

@@ -162,7 +162,9 @@ def test_update_params_rewrite_index_keys_and_lock() -> None:
         "Key": KEY,
         "UpdateExpression": "SET #n0 = :v0, #n1 = :v1, #n2 = :v2, #n3 = :v3, #n4 = :v4 "
         "ADD #n5 :v5, #n6 :v6",
-        "ConditionExpression": "attribute_exists (#n7) AND #n6 = :v7 AND #n1 < :v8",
+        # size defaults to 0: a missing attribute reads 0, which is < 10.
+        "ConditionExpression": "attribute_exists (#n7) AND #n6 = :v7 "
+        "AND (attribute_not_exists (#n1) OR #n1 < :v8)",
         "ExpressionAttributeNames": {
             "#n0": "status",
             "#n1": "size",

@@ -44,7 +44,7 @@ from typing import Any, BinaryIO, Protocol, TextIO
 
 from pydantic import BaseModel
 
-from singletable.errors import EntityTypeError, JobError, SingleTableError
+from singletable.errors import EntityTypeError, JobError, SingleTableError, with_context
 from singletable.model.jobs import is_reserved_item
 from singletable.model.plan import EntityPlan, entity_plan, entity_plans, plan_of
 from singletable.model.table import Table
@@ -242,11 +242,11 @@ class _Export:
         try:
             obj = plan.from_item(item)
         except (SingleTableError, ValueError) as exc:
-            raise _Skip("does not decode", f"{plan.label}: {exc}") from None
+            raise _Skip("does not decode", with_context(plan.label, exc)) from None
         try:
             body = obj.model_dump_json(by_alias=True)
         except ValueError as exc:  # pydantic_core.PydanticSerializationError
-            raise _Skip("not JSON", f"{plan.label}: {exc}") from None
+            raise _Skip("not JSON", with_context(plan.label, exc)) from None
         prefix = self.prefixes[id(plan)]
         line = prefix + body[1:] if body != "{}" else prefix[:-1] + "}"
         line = _one_line(line)

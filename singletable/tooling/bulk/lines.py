@@ -19,10 +19,10 @@ from typing import Any
 from pydantic import AliasChoices, AliasPath, BaseModel, ValidationError
 
 from singletable.errors import SingleTableError
+from singletable.keys.escaping import LONE_SURROGATE
 from singletable.model.plan import EntityPlan, entity_plans, plan_of
 from singletable.model.table import Table
 from singletable.operations.common import stamp_times, utc_now
-from singletable.operations.limits import LONE_SURROGATE
 from singletable.tooling.bulk.load import KeySet
 
 #: How many invalid lines `check` keeps (the others are only counted).
@@ -37,19 +37,49 @@ class LineError(SingleTableError, ValueError):
         self.line = line
 
 
-def _input_keys(model: type[BaseModel]) -> frozenset[str]:
-    """The top-level keys pydantic reads for ``model``'s fields (names and aliases)."""
-    keys: set[str] = set()
+def _input_keys(model: type[BaseModel]) -> dict[str, str]:
+    """Each top-level key pydantic reads for ``model``'s fields (names, aliases): its field."""
+    keys: dict[str, str] = {}
     for name, info in model.model_fields.items():
-        keys.add(name)
+        keys[name] = name
         for alias in (info.alias, info.validation_alias):
             choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
             for choice in choices:
                 if isinstance(choice, str):
-                    keys.add(choice)
+                    keys.setdefault(choice, name)
                 elif isinstance(choice, AliasPath) and isinstance(choice.path[0], str):
-                    keys.add(choice.path[0])
-    return frozenset(keys)
+                    keys.setdefault(choice.path[0], name)
+    return keys
+
+
+def _rounded(raw: Any, value: Any, path: tuple[str | int, ...]) -> str | None:
+    """Where a JSON integer became a float that is not equal to it, and how, else ``None``.
+
+    ``raw`` is the parsed line (exact ints) and ``value`` what pydantic made of it,
+    walked side by side: an integer beyond 2**53 read into a float field is rounded.
+    """
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        if isinstance(value, float) and value != raw:  # int == float compares exactly
+            where = ".".join(map(str, path))
+            return (
+                f"field {where!r}: the JSON number {raw} is not exactly a float (the field's "
+                f"type): it would be stored as {value!r}; give a number the float holds, or "
+                "make the field an int or a Decimal"
+            )
+        return None
+    pairs: Iterable[tuple[str | int, Any, Any]] = ()
+    if isinstance(raw, dict) and isinstance(value, BaseModel):
+        names = _input_keys(type(value))
+        pairs = ((k, v, getattr(value, names[k])) for k, v in raw.items() if k in names)
+    elif isinstance(raw, dict) and isinstance(value, dict):
+        pairs = ((k, v, value[k]) for k, v in raw.items() if k in value)
+    elif isinstance(raw, list) and isinstance(value, (list, tuple)) and len(raw) == len(value):
+        pairs = ((i, r, v) for i, (r, v) in enumerate(zip(raw, value, strict=True)))
+    for step, inner_raw, inner in pairs:
+        found = _rounded(inner_raw, inner, (*path, step))
+        if found is not None:
+            return found
+    return None
 
 
 # pydantic 2.12+ can ignore undeclared keys per call: a model that forbids extra fields
@@ -142,13 +172,14 @@ class JsonLines:
     datetimes, UUIDs, enums as pydantic reads JSON). pydantic reads a JSON number with a
     fraction or an exponent as a 64-bit float, so a number that a float does not hold
     exactly (``12345678901234567890.10``, ``1e400``) is an error rather than a silent
-    rounding: write such a Decimal as a string (``"12345678901234567890.10"``).
+    rounding: write such a Decimal as a string (``"12345678901234567890.10"``). So is an
+    integer that a float field does not hold exactly (``9007199254740993``).
     """
 
     def __init__(self, tables: Sequence[Table], *, entity: str | None = None) -> None:
         self.plans = [plan for table in tables for plan in entity_plans(table)]
         self.attributes = sorted({table.entity_attribute for table in tables})
-        self._keys: dict[int, frozenset[str]] = {}
+        self._keys: dict[int, dict[str, str]] = {}
         self._named: dict[str, EntityPlan | str] = {}
         self.entity: EntityPlan | None = None
         if entity is not None:
@@ -221,9 +252,13 @@ class JsonLines:
         try:
             # Field names as well as aliases: an export writes a field that has only a
             # validation alias under its name.
-            return plan.model.model_validate_json(text, by_name=True, **_IGNORE_EXTRA)
+            obj = plan.model.model_validate_json(text, by_name=True, **_IGNORE_EXTRA)
         except ValidationError as exc:
             raise LineError(_validation_message(plan, exc)) from None
+        rounded = _rounded(envelope, obj, ())
+        if rounded is not None:
+            raise LineError(f"{plan.label}: {rounded}")
+        return obj
 
     def _plan_of(self, envelope: dict[str, Any]) -> EntityPlan:
         named = {envelope[a] for a in self.attributes if a in envelope}

@@ -6,12 +6,19 @@ Pure: it reads the codec descriptions of snapshots (``singletable.tooling.migrat
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from singletable.keys.formats import FORMAT_HISTORY, format_version
 
-__all__ = ["codec_params", "codec_text", "format_changes", "narrowing", "widens"]
+__all__ = [
+    "codec_params",
+    "codec_text",
+    "format_changes",
+    "narrowing",
+    "stores_alike",
+    "widens",
+]
 
 _PRECISION_RANK = {"s": 0, "ms": 1, "us": 2}
 
@@ -99,10 +106,78 @@ def widens(before: Any, after: Any) -> bool:
     return bool(before == after)
 
 
+#: The encodings of allowed values (Literal, Enum) that store each value as itself.
+_AS_ITSELF = frozenset({"literal-value/1", "enum-value/1"})
+#: What reads a stored value as itself and writes it back unchanged, by stored type: the
+#: allowed values of that type it reads (a str reads any text, an int any integer).
+_PLAIN_READERS: Mapping[tuple[str, str], tuple[str, Callable[[Any], bool]]] = {
+    ("S", "str"): ("str/1", lambda v: isinstance(v, str)),
+    ("N", "int"): ("number/1", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+}
+_DESCRIPTION_ONLY = frozenset({"required", "default"})
+
+
+def stores_alike(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    """Whether the new codec reads and writes back byte for byte all the old one stores.
+
+    Then stored items need no rewrite (the rule of a widening). What the old model can
+    store is compared with how the new model reads it: equal codecs; allowed values (a
+    Literal, an Enum) that gain values, change order, or pass from Literal to Enum and
+    back (each stores its value as itself); allowed text values read by a plain ``str``,
+    integer values by a plain ``int``; and the same for the elements of a list, set or
+    map, and the fields of a nested model.
+    """
+    return _alike(
+        {k: v for k, v in before.items() if k not in _DESCRIPTION_ONLY},
+        {k: v for k, v in after.items() if k not in _DESCRIPTION_ONLY},
+    )
+
+
+def _alike(before: Any, after: Any) -> bool:
+    if isinstance(before, Mapping) and isinstance(after, Mapping):
+        if "values" in before:
+            return _values_alike(before, after)
+        if not _same_format(before.get("format"), after.get("format")):
+            return False
+        keys = set(before) - {"format"}
+        if keys != set(after) - {"format"}:
+            return False
+        return all(_alike(before[k], after[k]) for k in keys)
+    if isinstance(before, list) and isinstance(after, list):
+        return len(before) == len(after) and all(map(_alike, before, after))
+    return bool(before == after)
+
+
+def _same_format(before: str | None, after: str | None) -> bool:
+    # A snapshot written before format ids holds version 1 of every format that has one.
+    if before is None:
+        return after is None or format_version(after) == 1
+    return before == after
+
+
+def _values_alike(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    values = before["values"]
+    if before.get("format", "literal-value/1") not in _AS_ITSELF or not isinstance(values, list):
+        return False
+    plain = {"values", "enum", "python", "format"}
+    if {k: v for k, v in before.items() if k not in plain} != {
+        k: v for k, v in after.items() if k not in plain
+    }:
+        return False  # the stored type, or nullability, differs
+    if "values" in after:
+        return after.get("format", "literal-value/1") in _AS_ITSELF and {
+            json.dumps(v) for v in values
+        } <= {json.dumps(v) for v in after["values"]}
+    reader = _PLAIN_READERS.get((str(before.get("type")), str(after.get("python"))))
+    if reader is None or not _same_format(after.get("format"), reader[0]):
+        return False
+    return all(reader[1](v) for v in values)
+
+
 def narrowing(old: Mapping[str, Any], new: Mapping[str, Any], what: str) -> str | None:
     """Why some values the old codec stores cannot be written by the new one, or None."""
     b, a = codec_params(old), codec_params(new)
-    if widens(b, a):
+    if widens(b, a) or stores_alike(old, new):
         return None
     kind_b, kind_a = b.get("kind", b.get("type")), a.get("kind", a.get("type"))
     if "kind" in b and kind_b == kind_a == "datetime":

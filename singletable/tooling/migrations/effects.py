@@ -32,6 +32,7 @@ from singletable.tooling.migrations.codec_changes import (
     codec_text,
     format_changes,
     narrowing,
+    stores_alike,
     widens,
 )
 from singletable.tooling.migrations.key_effects import key_effects
@@ -87,7 +88,26 @@ def entity_effects(
     effects.extend(key_effects(cmp, _key_attributes(new_table)))
     effects.extend(_attribute_effects(cmp))
     effects.extend(_ttl_effects(cmp, old_table, new_table))
-    return effects
+    return _one_per_subject(effects)
+
+
+def _one_per_subject(effects: list[Effect]) -> list[Effect]:
+    """The effects, one per subject: an attribute is listed once, as severe as its worst."""
+    merged: dict[str, Effect] = {}
+    for effect in effects:
+        seen = merged.get(effect.subject)
+        merged[effect.subject] = effect if seen is None else _joined(seen, effect)
+    return list(merged.values())
+
+
+def _joined(first: Effect, second: Effect) -> Effect:
+    return Effect(
+        first.subject,
+        f"{first.reason}; {second.reason}",
+        rewrite=first.rewrite or second.rewrite,
+        unreadable=first.unreadable or second.unreadable,
+        needs_transform=first.needs_transform or second.needs_transform,
+    )
 
 
 def _ttl_effects(
@@ -177,6 +197,15 @@ def _stored_value_effects(
         )
     b, a = codec_params(before), codec_params(after)
     change = f"{codec_text(b)} -> {codec_text(a)}"
+    if stores_alike(before, after):
+        if b != a:
+            yield Effect(
+                subject,
+                f"allowed values widen ({change}): every stored value still decodes and is "
+                "stored alike",
+                rewrite=False,
+            )
+        return True
     if numbers_convert(before, after) and b != a:
         yield Effect(
             subject,
@@ -191,13 +220,6 @@ def _stored_value_effects(
             needs_transform=narrowing(before, after, f"field {name}"),
         )
         return False
-    elif b != a:
-        yield Effect(
-            subject,
-            f"allowed values widen ({change}): every stored value still decodes and is "
-            "stored alike",
-            rewrite=False,
-        )
     formats = format_changes(before, after)
     if formats:
         yield Effect(

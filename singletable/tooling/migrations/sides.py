@@ -12,7 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from singletable.tooling.migrations.codec_changes import codec_params, narrowing, widens
+from singletable.tooling.migrations.codec_changes import (
+    codec_params,
+    narrowing,
+    stores_alike,
+    widens,
+)
 
 __all__ = [
     "NONE",
@@ -213,7 +218,11 @@ class Comparison:
         if attr is None:
             return NONE
         before = self.old.attributes[field]
-        if widens(codec_params(before), codec_params(attr)) or numbers_convert(before, attr):
+        if (
+            widens(codec_params(before), codec_params(attr))
+            or stores_alike(before, attr)
+            or numbers_convert(before, attr)
+        ):
             # The value reads as it was stored (a number read as another numeric type
             # keeps its value; its key text may differ, which the key comparison sees).
             return Stored(field)

@@ -617,3 +617,61 @@ def test_a_job_spec_names_its_model_and_file() -> None:
     assert local_path("in.jsonl") == "in.jsonl"
     with pytest.raises(st.SingleTableError, match="a path or a file:// URL"):
         local_path("s3://bucket/in.jsonl")
+
+
+class Reading(st.Entity, table=st.Table("load-floats"), pk="R#{rid}", sk="R"):
+    rid: str
+    value: float
+    series: list[float] = Field(default_factory=list)
+    note: dict[str, float | None] = Field(default_factory=dict)
+    count: int = 0
+    exact: Decimal = Decimal(0)
+
+
+def test_an_integer_a_float_field_would_round_is_refused() -> None:
+    # Issue 26: 9007199254740993 loaded as 9007199254740992.0 without a word.
+    reader = JsonLines([Reading.plan().table], entity="Reading")
+    with pytest.raises(LineError) as caught:
+        reader.parse('{"rid": "1", "value": 9007199254740993}')
+    assert str(caught.value) == (
+        "entity Reading: field 'value': the JSON number 9007199254740993 is not exactly a "
+        "float (the field's type): it would be stored as 9007199254740992.0; give a number "
+        "the float holds, or make the field an int or a Decimal"
+    )
+    with pytest.raises(LineError, match=r"field 'series\.1': the JSON number -9007199254740993"):
+        reader.parse('{"rid": "1", "value": 1, "series": [1, -9007199254740993]}')
+    with pytest.raises(LineError, match=r"field 'note\.k': the JSON number 18014398509481985"):
+        reader.parse('{"rid": "1", "value": 1, "note": {"k": 18014398509481985}}')
+    # An int or a Decimal field holds every integer; a float holds 2**53 + 2.
+    big = reader.parse(
+        '{"rid": "1", "value": 9007199254740994, "count": 9007199254740993, '
+        '"exact": 123456789012345678901234567890}'
+    )
+    assert big == Reading(
+        rid="1",
+        value=9007199254740994.0,
+        count=9007199254740993,
+        exact=Decimal(123456789012345678901234567890),
+    )
+
+
+@given(number=hs.integers(-(2**70), 2**70), where=hs.sampled_from(["value", "series", "note"]))
+def test_an_integer_loads_into_a_float_field_exactly_or_not_at_all(number: int, where: str) -> None:
+    reader = JsonLines([Reading.plan().table], entity="Reading")
+    shown = {"value": f"{number}", "series": f"[{number}]", "note": f'{{"k": {number}}}'}[where]
+    line = (
+        f'{{"rid": "1", "{where}": {shown}}}'
+        if where == "value"
+        else (f'{{"rid": "1", "value": 0, "{where}": {shown}}}')
+    )
+    if float(number) != number:
+        with pytest.raises(LineError, match=f"field '{where}"):
+            reader.parse(line)
+        return
+    obj: Any = reader.parse(line)
+    stored = {
+        "value": lambda: obj.value,
+        "series": lambda: obj.series[0],
+        "note": lambda: obj.note["k"],
+    }[where]()
+    assert stored == number

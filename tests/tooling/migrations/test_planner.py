@@ -376,3 +376,49 @@ def test_removed_enum_member_still_breaks_reads() -> None:
 def test_changed_enum_value_still_breaks_reads() -> None:
     result = plan(enum_model(), enum_model(colors=("red", "navy")))
     assert result.worst is ChangeClass.BREAKING_READS, result.to_text()
+
+
+class _Priority(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (Literal["todo", "done"], str),  # issue 26: planned as a rewrite, listed twice
+        (Literal["todo", "done"], Literal["todo", "done", "void"]),
+        (Literal[1, 2], int),
+        (_Priority, int),
+        (list[Literal["todo", "done"]], list[str]),
+        (Literal["todo", "done"] | None, str | None),
+    ],
+)
+def test_widening_a_non_key_field_is_safe_and_listed_once(before: Any, after: Any) -> None:
+    def tasks(annotation: Any) -> st.Table:
+        table = st.Table("widen")
+
+        class Task(st.Entity, table=table, pk="T#{tid}", sk="TASK"):
+            tid: str
+            state: annotation
+
+        return table
+
+    result = plan_changes(tasks(after), load_snapshot(snapshot_json(tasks(before))))
+    assert result.worst is SAFE, result.to_text()
+    assert [c.subject for c in result.changes] == ["entity Task@1, attribute state"]
+
+
+def test_a_narrowing_still_plans_a_breaking_change() -> None:
+    def tasks(annotation: Any) -> st.Table:
+        table = st.Table("narrow")
+
+        class Task(st.Entity, table=table, pk="T#{tid}", sk="TASK"):
+            tid: str
+            state: annotation
+
+        return table
+
+    result = plan_changes(tasks(Literal["todo"]), load_snapshot(snapshot_json(tasks(str))))
+    assert result.worst is BREAKING, result.to_text()
+    assert len(result.changes) == 1

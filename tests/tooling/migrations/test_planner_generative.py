@@ -20,13 +20,14 @@ writes a handful of items with the old model. Then:
 
 from __future__ import annotations
 
+import enum
 import itertools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
@@ -46,8 +47,39 @@ BACKEND_PAIRS = int(os.environ.get("SINGLETABLE_PLANNER_BACKEND_PAIRS", "30"))
 
 NO_DEFAULT: Any = "<no default>"
 BASE_TIME = datetime(2026, 6, 23, 8, 0, 0, tzinfo=timezone.utc)
-KINDS = ("str", "int", "fixed", "dt")
-DEFAULTS = {"str": ("x", "new"), "int": (7, -3), "fixed": (7, 42), "dt": (BASE_TIME,)}
+
+
+class Word(enum.Enum):
+    X = "x"
+    NEW = "new"
+    A = "a"
+    B = "b"
+    AB = "ab"
+
+
+WORDS = tuple(w.value for w in Word)
+WIDE_WORDS = (*WORDS, "zz")
+NUMBERS = (0, 5, -12, 12345678, 7, -3)
+#: Allowed values (Literal, Enum) beside the plain kinds: `lit` holds the words, `wide`
+#: one more, `enum` the words as Word members, `ilit` the numbers.
+KINDS = ("str", "int", "fixed", "dt", "lit", "wide", "enum", "ilit")
+DEFAULTS = {
+    "str": ("x", "new"),
+    "int": (7, -3),
+    "fixed": (7, 42),
+    "dt": (BASE_TIME,),
+    "lit": ("x", "new"),
+    "wide": ("x", "new"),
+    "enum": (Word.X, Word.NEW),
+    "ilit": (7, -3),
+}
+#: Changes that store every old value alike, by kind (the defaults keep their position).
+WIDENINGS = {
+    "lit": ("str", "wide", "enum"),
+    "wide": ("str",),
+    "enum": ("str", "wide"),
+    "ilit": ("int",),
+}
 
 
 @dataclass(frozen=True)
@@ -96,7 +128,16 @@ class ModelSpec:
 
 
 def annotation(spec: FieldSpec) -> Any:
-    base: Any = {"str": str, "int": int, "fixed": int, "dt": datetime}[spec.kind]
+    base: Any = {
+        "str": str,
+        "int": int,
+        "fixed": int,
+        "dt": datetime,
+        "lit": Literal[WORDS],
+        "wide": Literal[WIDE_WORDS],
+        "enum": Word,
+        "ilit": Literal[NUMBERS],
+    }[spec.kind]
     if spec.optional:
         base = base | None
     if spec.kind == "fixed":
@@ -211,6 +252,8 @@ def model_specs(draw: hs.DrawFn) -> ModelSpec:
 
 
 MUTATIONS = (
+    "widen",
+    "widen",
     "default",
     "default",
     "optional",
@@ -231,6 +274,11 @@ MUTATIONS = (
 def mutations(draw: hs.DrawFn, spec: ModelSpec) -> Iterator[tuple[str, ModelSpec]]:
     """Yield (description, mutated spec) for one drawn mutation (none if it does not apply)."""
     what = draw(hs.sampled_from(MUTATIONS))
+    if what == "widen":
+        widened = widen_field(draw, spec)
+        if widened is not None:
+            yield widened
+        return
     if what in ("default", "optional", "kind", "codec", "remove_field"):
         mutated = mutate_field(draw, spec, what)
     elif what in ("gsi", "projection", "add_field"):
@@ -273,6 +321,21 @@ def mutate_field(draw: hs.DrawFn, spec: ModelSpec, what: str) -> ModelSpec | Non
             return None
         return spec.with_field(name, None)
     return spec.with_field(name, new)
+
+
+def widen_field(draw: hs.DrawFn, spec: ModelSpec) -> tuple[str, ModelSpec] | None:
+    """A field of allowed values widened (``widen``, or ``widen-key`` for a key field)."""
+    names = [n for n, f in spec.fields if f.kind in WIDENINGS]
+    if not names:
+        return None
+    name = draw(hs.sampled_from(names))
+    field = spec.field(name)
+    kind = draw(hs.sampled_from(WIDENINGS[field.kind]))
+    default = field.default
+    if default is not NO_DEFAULT and default is not None:
+        default = DEFAULTS[kind][DEFAULTS[field.kind].index(default)]
+    what = "widen-key" if name in spec.template_fields() else "widen"
+    return what, spec.with_field(name, replace(field, kind=kind, default=default))
 
 
 def mutate_indexes(draw: hs.DrawFn, spec: ModelSpec, what: str) -> ModelSpec | None:
@@ -346,6 +409,10 @@ def values_for(draw: Callable[..., Any], spec: ModelSpec) -> dict[str, Any]:
             values[name] = draw(hs.text(alphabet="ab#!%&-", min_size=1, max_size=4))
         elif field.kind == "int":
             values[name] = draw(hs.sampled_from((0, 5, -12, 12345678)))
+        elif field.kind in ("lit", "wide", "enum"):
+            values[name] = draw(hs.sampled_from(WORDS))
+        elif field.kind == "ilit":
+            values[name] = draw(hs.sampled_from(NUMBERS))
         elif field.kind == "fixed":
             values[name] = draw(hs.integers(0, 10**field.width - 1))
         else:
@@ -460,6 +527,14 @@ def test_plan_never_says_safe_when_stored_items_differ(
     raws = stored_items(data.draw, before, old)
     observed = [observe(old, new, new_table, raw)[0] for raw in raws]
     check_plan(result, observed)
+    if done and set(done) == {"widen"}:
+        # Widening a non-key field stores every old value alike: no rewrite, no item
+        # differs, and each attribute is listed once.
+        assert not any(o.differs for o in observed), observed
+        assert result.worst is ChangeClass.SAFE, result.to_text()
+        STATS["widenings"] += 1
+    subjects = [(c.table, c.subject) for c in result.changes]
+    assert len(subjects) == len(set(subjects)), result.to_text()
     STATS["pairs"] += 1
     STATS["changed models"] += before != after
     STATS[f"plan:{result.worst.value}"] += 1

@@ -12,6 +12,7 @@ API would build from typed values.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -62,6 +63,14 @@ DEFAULT_PAGE_SIZE = 10
 MAX_PAGE_SIZE = 200
 
 _SCALAR_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})
+#: DynamoDB nests at most 32 levels, the item being the first, so a field's value may hold
+#: 31 levels of lists and maps (DynamoDB Local 3.3.0 refuses 32: "Nesting Levels have
+#: exceeded supported limits"). A form value nested deeper is refused before it is parsed:
+#: Python's JSON parser and pydantic recurse, and a value thousands of levels deep would
+#: exhaust the stack instead of naming the field.
+MAX_NESTING = 31
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
 _EXAMPLE_TIME = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
 
 
@@ -643,6 +652,12 @@ def parse_field_text(plan: EntityPlan, name: str, text: str) -> Any:
         return None
     value: Any = text
     if fp.codec.params().get("type") not in _SCALAR_TYPES:
+        depth = json_nesting(text)
+        if depth > MAX_NESTING:
+            raise InputError(
+                f"{plan.name}.{name}: the value nests {depth} levels deep; DynamoDB allows "
+                f"{MAX_NESTING} below the item"
+            )
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -651,6 +666,18 @@ def parse_field_text(plan: EntityPlan, name: str, text: str) -> Any:
         return plan.validate_field(name, value)
     except ItemEncodeError as exc:
         raise InputError(str(exc)) from None
+
+
+def json_nesting(text: str) -> int:
+    """How deeply JSON text nests lists and objects (brackets inside strings do not count).
+
+    Counted without parsing, so that a value too deep to parse is refused, not parsed.
+    """
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def editable_fields(plan: EntityPlan) -> list[str]:

@@ -209,7 +209,6 @@ class _Browser:
         cursor_param: str,
     ) -> _Side:
         query = query.signed(self.config.cursor_secret)
-        columns = views.columns_for(source)
         recorder = _Recording(self.db)
         try:
             params = query.params(cursor)
@@ -218,7 +217,7 @@ class _Browser:
             return _Side(title, {}, [], [], 0.0, [], 0.0, False, None, error=str(exc))
         read: list[Item] = [i for _, _, r in recorder.calls for i in r.get("Items", [])]
         ordered = views.in_key_order(source, result.items, result.unknown, read)
-        rows = views.rows_from_items(source, ordered, columns)
+        rows = views.rows_from_items(source, ordered)
         estimate = estimate_capacity(query, read=read)
         scanned = sum(int(r.get("ScannedCount", 0)) for _, _, r in recorder.calls)
         next_url = None

@@ -350,15 +350,24 @@ class Column:
 
 @dataclass(frozen=True)
 class Cell:
-    """A value as text, and whether it is absent (``None`` or not a field of the entity)."""
+    """One field of a result row: its name, its type on the row's entity, its value as text.
 
+    ``missing`` marks ``None``: the row shows the field, dimmed, rather than leave it out.
+    """
+
+    name: str
+    type_label: str
     text: str
     missing: bool = False
 
 
 @dataclass
 class Row:
-    """One item of a result, in key order; ``entity`` is ``None`` for an unknown item."""
+    """One item of a result, in key order; ``entity`` is ``None`` for an unknown item.
+
+    ``cells`` are the row's own entity's fields (a collection row never carries another
+    entity's columns), partition key fields left out (they are fixed for the page).
+    """
 
     position: int
     sort_key: str
@@ -449,11 +458,10 @@ def raw_json(item: Mapping[str, Any]) -> str:
     return json.dumps(item, indent=2, default=str, ensure_ascii=False, sort_keys=True)
 
 
-def rows_from_items(
-    source: Source, items: Sequence[Entity | Item], columns: Sequence[Column], start: int = 0
-) -> list[Row]:
+def rows_from_items(source: Source, items: Sequence[Entity | Item], start: int = 0) -> list[Row]:
     """Result rows in the order given: decoded entities, and raw items marked unknown."""
     schema = source.key_plan.schema
+    fixed = {ff.name for ff in source.pk_fields}
     rows: list[Row] = []
     for offset, value in enumerate(items):
         position = start + offset + 1
@@ -463,12 +471,13 @@ def rows_from_items(
             values = value.__dict__
             cells = [
                 Cell(
-                    "" if values[c.name] is None else display(values[c.name]),
-                    values[c.name] is None,
+                    name,
+                    _type_label(fp.annotation),
+                    "" if values[name] is None else display(values[name]),
+                    values[name] is None,
                 )
-                if c.name in plan.fields
-                else Cell("", True)
-                for c in columns
+                for name, fp in plan.fields.items()
+                if name not in fixed
             ]
             key_query = {f"k.{f}": display(values[f]) for f in plan.primary.fields}
             rows.append(
@@ -489,7 +498,7 @@ def rows_from_items(
                     _key_text(value.get(schema.sk)) if schema.sk else "",
                     _key_text(value.get(schema.pk)),
                     None,
-                    [Cell("", True) for _ in columns],
+                    [],
                     raw=raw_json(value),
                     note=unknown_label(source.table, value),
                 )

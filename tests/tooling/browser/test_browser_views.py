@@ -178,8 +178,12 @@ def test_unknown_items_keep_their_place_in_key_order() -> None:
     read = [event.to_item(), stray, actor.to_item()]
     ordered = views.in_key_order(src, [event, actor], [stray], read)
     assert ordered == [event, stray, actor]
-    rows = views.rows_from_items(src, ordered, views.columns_for(src))
+    rows = views.rows_from_items(src, ordered)
     assert [r.entity for r in rows] == ["AuditEvent", None, "Actor"]
+    # Each row carries its own entity's fields only, partition key left out.
+    assert [c.name for c in rows[0].cells] == ["ts", "seq", "action", "target", "ip", "details"]
+    assert [c.name for c in rows[2].cells] == ["display_name"]
+    assert rows[1].cells == []
     assert "Retired@1 is declared by no class" in rows[1].note
     assert '"Retired"' in rows[1].raw
 
@@ -221,7 +225,7 @@ def test_item_values_are_escaped_in_result_rows() -> None:
         for payload in XSS
     ]
     columns = views.columns_for(src)
-    rows = views.rows_from_items(src, files, columns)
+    rows = views.rows_from_items(src, files)
     side = {
         "title": "Ascending",
         "params": {"x": XSS[0]},

@@ -334,7 +334,11 @@ def build_query(
 
 @dataclass(frozen=True)
 class Column:
-    """One typed column of a result table: a field name and its type on each entity."""
+    """One field of a source's legend: its name and its type on each entity that has it.
+
+    The result rows list each entity's own fields; the legend above them gives the types
+    once for the whole source.
+    """
 
     name: str
     types: tuple[tuple[str, str], ...]
@@ -381,7 +385,7 @@ class Row:
 
 
 def columns_for(source: Source) -> list[Column]:
-    """The union of the entities' fields, partition key fields left out (they are fixed)."""
+    """The union of the entities' fields (the legend), partition key fields left out."""
     pk = {ff.name for ff in source.pk_fields}
     types: dict[str, list[tuple[str, str]]] = {}
     for plan in source.plans:

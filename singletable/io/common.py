@@ -24,6 +24,7 @@ from botocore.exceptions import (
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from singletable.errors import ConfigurationError, EndpointError, ServiceError, SingleTableError
+from singletable.operations.protocol import capacity_entries
 
 Y = TypeVar("Y")
 
@@ -136,12 +137,11 @@ class CapacityMeter:
 
     def record(self, action: str, response: dict[str, Any]) -> None:
         """Add what one response reports (a dict, or a list for batches/transactions)."""
-        consumed = response.get("ConsumedCapacity")
-        if consumed is None:
+        if response.get("ConsumedCapacity") is None:
             return
         self.calls += 1
         self.last_units = 0.0
-        for entry in consumed if isinstance(consumed, list) else [consumed]:
+        for entry in capacity_entries(response):
             units = float(entry.get("CapacityUnits", 0.0))
             self.total_units += units
             read = entry.get("ReadCapacityUnits")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast, overload
 
@@ -71,6 +71,25 @@ class Sleep:
 
 
 Step = Generator["Call | Sleep", Any, R]
+
+
+def capacity_entries(response: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The ``ConsumedCapacity`` entries of a response (or of an error response).
+
+    A single-item call, a query or a scan reports one map; a batch or a transaction a
+    list of them, one per table (DynamoDB Local fills it, moto returns ``[]``); a request
+    that did not ask for capacity reports nothing. Every reader of the figure goes
+    through here, so none of them assumes one shape.
+    """
+    consumed = response.get("ConsumedCapacity")
+    if consumed is None:
+        return []
+    return list(consumed) if isinstance(consumed, list) else [consumed]
+
+
+def consumed_units(response: Mapping[str, Any]) -> float:
+    """The capacity units a response reports, summed over its entries (0 when none)."""
+    return sum(float(entry.get("CapacityUnits", 0.0)) for entry in capacity_entries(response))
 
 
 class Executor(Protocol):

@@ -31,6 +31,7 @@ from singletable.operations.protocol import (
     Operation,
     ReturnCapacity,
     Step,
+    consumed_units,
 )
 from singletable.operations.stream import (
     AsyncStreamExecutor,
@@ -291,9 +292,7 @@ class BaseQuery(Generic[T]):
         while True:
             response = yield Call(self.action, request, subject=self.subject)
             page: Page[T] = Page([], None)
-            page.consumed_capacity = float(
-                (response.get("ConsumedCapacity") or {}).get("CapacityUnits", 0.0)
-            )
+            page.consumed_capacity = consumed_units(response)
             last_item: Item | None = None
             stopped_early = False
             for item in response.get("Items", []):

@@ -25,6 +25,7 @@ from singletable import BatchWrite, Connection, embedded
 from singletable.examples import demo, sample_items
 from singletable.tooling.browser.app import BrowserConfig, create_app, guard_hosts
 from singletable.tooling.browser.views import collections_of
+from tests.browser.wide_model import wide, wide_items
 
 CHROMIUM = os.environ.get("SINGLETABLE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -76,8 +77,9 @@ def _free_port() -> int:
 def served() -> Iterator[Served]:
     from singletable.examples import AuditEvent
 
-    with embedded(demo) as db:
+    with embedded(demo, wide) as db:
         BatchWrite(sample_items()).run(db)
+        BatchWrite(wide_items()).run(db)
         for seq, payload in ((900, XSS_SCRIPT), (901, XSS_IMG)):
             event = AuditEvent(
                 actor_id="mallory",
@@ -89,7 +91,9 @@ def served() -> Iterator[Served]:
             )
             AuditEvent.put(event).run(db)
         db.call("put_item", {"TableName": demo.name, "Item": UNKNOWN_ITEM})
-        config = BrowserConfig([demo], collections_of([demo]), endpoint_label="embedded (moto)")
+        config = BrowserConfig(
+            [demo, wide], collections_of([demo, wide]), endpoint_label="embedded (moto)"
+        )
         app = guard_hosts(create_app(db, config), ["127.0.0.1"])
         port = _free_port()
         server = uvicorn.Server(
@@ -159,9 +163,9 @@ def page(browser_context: BrowserContext) -> Iterator[Page]:
         tab.close()
 
 
-def column(page: Page, side: str, css: str = "td.sk") -> list[str]:
-    """The texts of one column of the ascending or descending result table."""
-    return [t.strip() for t in page.locator(f"#side-{side} tbody tr {css}").all_inner_texts()]
+def column(page: Page, side: str, css: str = ".sk") -> list[str]:
+    """The texts of one part of every result row of the ascending or descending side."""
+    return [t.strip() for t in page.locator(f"#side-{side} .row.result {css}").all_inner_texts()]
 
 
 def keys_of(items: list[Any]) -> list[str]:

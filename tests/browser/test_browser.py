@@ -6,10 +6,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import urlencode
 
-from playwright.sync_api import Locator, Page
+from playwright.sync_api import FloatRect, Locator, Page
 
 from singletable.examples import AuditEvent, File, Folder, Reading, activity, drive
 from tests.browser.conftest import UNKNOWN_ITEM, XSS_IMG, XSS_SCRIPT, Served, column, keys_of
+from tests.browser.wide_model import Comment, Project, Task, board
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "browser.png"
 
@@ -44,8 +45,8 @@ def test_worked_examples_pages_load(page: Page, served: Served) -> None:
         for name, value in fields.items():
             page.fill(f"#query-form [name='{name}']", value)
         follow(page, page.locator("#run"))
-        assert page.locator("#side-ascending tbody tr.item").count() > 0, source
-        assert page.locator("#side-descending tbody tr.item").count() > 0, source
+        assert page.locator("#side-ascending .row.item").count() > 0, source
+        assert page.locator("#side-descending .row.item").count() > 0, source
         assert "KeyConditionExpression" in page.locator("#side-ascending pre.params").inner_text()
         assert page.locator("#side-ascending .estimated").inner_text() != ""
         assert page.locator("#side-ascending .reported").inner_text() != ""
@@ -71,10 +72,10 @@ def test_collection_rows_mark_unknown_items_in_key_order(page: Page, served: Ser
     result = activity.query(actor_id="u_8814").all(served.db)
     expected = sorted([*keys_of(list(result)), UNKNOWN_ITEM["SK"]["S"]])
     assert column(page, "ascending") == expected
-    unknown = page.locator("#side-ascending tr.unknown")
+    unknown = page.locator("#side-ascending .row.unknown")
     assert unknown.count() == 1
     assert "RetiredNote@1 is declared by no class" in unknown.inner_text()
-    assert column(page, "ascending", "td.entity") == [
+    assert column(page, "ascending", ".entity") == [
         "unknown"
         if key == UNKNOWN_ITEM["SK"]["S"]
         else ("Actor" if key == "PROFILE" else "AuditEvent")
@@ -105,7 +106,7 @@ def test_sort_key_conditions_from_the_form(page: Page, served: Served) -> None:
     assert column(page, "ascending") == keys_of(list(subtree))
     assert "root/photos/2026/%231%20best.png" in column(page, "ascending")
     assert "root/photos-old.zip" not in column(page, "ascending")
-    paths = column(page, "ascending", "td:nth-child(4)")
+    paths = column(page, "ascending", "[data-field=path] dd")
     assert paths == [n.path for n in subtree if isinstance(n, (Folder, File))]
     # A bad value is refused with the field named, and nothing is read.
     open_query(page, served, "singletable-demo/Reading@1")
@@ -143,14 +144,14 @@ def test_xss_payloads_are_inert(page: Page, served: Served) -> None:
     open_query(page, served, "singletable-demo/AuditEvent@1")
     page.fill("#query-form [name='pk.actor_id']", "mallory")
     follow(page, page.locator("#run"))
-    text = page.locator("#side-ascending tbody").inner_text()
+    text = page.locator("#side-ascending").inner_text()
     assert XSS_SCRIPT in text  # shown literally
     assert XSS_IMG in text
     assert page.locator("main img").count() == 0
     assert page.locator("main script").count() == 0
     assert page.evaluate("document.querySelectorAll('[onerror]').length") == 0
     # The item page (values and the escaped JSON of the map field) and the form echo.
-    follow(page, page.locator("#side-ascending td.entity a").first)
+    follow(page, page.locator("#side-ascending .entity a").first)
     assert (
         XSS_SCRIPT in page.locator("main").inner_text()
         or XSS_IMG in page.locator("main").inner_text()
@@ -172,7 +173,59 @@ def test_side_by_side_screenshot_for_the_docs(page: Page, served: Served) -> Non
     page.fill("#query-form [name='pk.account']", "acme")
     page.fill("#limit", "6")
     follow(page, page.locator("#run"))
-    assert page.locator("#side-ascending tbody tr").count() == 6
+    assert page.locator("#side-ascending .row.result").count() == 6
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT), full_page=False)
     assert SCREENSHOT.stat().st_size > 10_000
+
+
+def _boxes(page: Page, side: str) -> list[FloatRect]:
+    boxes = []
+    for row in page.locator(f"#side-{side} .row.result").all():
+        box = row.bounding_box()
+        assert box is not None
+        boxes.append(box)
+    return boxes
+
+
+def test_a_wide_three_entity_collection_is_readable_side_by_side(
+    page: Page, served: Served, tmp_path: Path
+) -> None:
+    # Issue 26, item 13: ten fields per entity, three entities in one collection.
+    page.set_viewport_size({"width": 1600, "height": 1000})
+    open_query(page, served, "singletable-wide/collection/board")
+    page.fill("#query-form [name='pk.tenant']", "acme")
+    page.fill("#limit", "8")
+    follow(page, page.locator("#run"))
+    shot = tmp_path / "wide.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    plans = {cls.__name__: cls.plan() for cls in (Project, Task, Comment)}
+    ascending, descending = _boxes(page, "ascending"), _boxes(page, "descending")
+    assert len(ascending) == len(descending) == 8
+    # Row N of one side lines up with row N of the other: same top, same height.
+    for n, (a, d) in enumerate(zip(ascending, descending, strict=True)):
+        assert abs(a["y"] - d["y"]) < 0.5, n
+        assert abs(a["height"] - d["height"]) < 0.5, n
+        assert a["x"] + a["width"] <= d["x"], n  # the halves do not overlap
+        assert d["x"] + d["width"] <= 1600, n  # nor leave the window
+    # Nothing is clipped: no element of a row is wider than its box, and the page does
+    # not scroll sideways.
+    overflowing = page.evaluate(
+        "[...document.querySelectorAll('.row, .row *')]"
+        ".filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.className)"
+    )
+    assert overflowing == []
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    # A row shows its own entity's fields (every one, partition key left out), no other's.
+    for side in ("ascending", "descending"):
+        for row in page.locator(f"#side-{side} .row.item").all():
+            entity = row.get_attribute("data-entity")
+            assert entity in plans
+            shown = row.locator(".field").evaluate_all("fs => fs.map(f => f.dataset.field)")
+            assert shown == [name for name in plans[entity].fields if name != "tenant"]
+            for field in row.locator(".field").all():
+                assert field.is_visible()
+    assert column(page, "ascending") == keys_of(
+        list(board.query(tenant="acme").limit(8).page(served.db).items)
+    )

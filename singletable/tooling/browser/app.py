@@ -37,6 +37,7 @@ from singletable.errors import (
     ConditionFailedError,
     CursorError,
     SingleTableError,
+    UniqueConstraintError,
     VersionConflictError,
 )
 from singletable.expressions.conditions import Condition, and_
@@ -46,6 +47,7 @@ from singletable.model.plan import EntityPlan, entity_plans
 from singletable.model.table import Table
 from singletable.operations.collection import Collection, CollectionQuery
 from singletable.operations.items import Delete, Get
+from singletable.operations.protocol import consumed_units
 from singletable.operations.query import EntityQuery
 from singletable.operations.update import Update
 from singletable.tooling.browser import views
@@ -116,10 +118,7 @@ class _Recording(Connection):
 
     @property
     def reported_units(self) -> float:
-        return sum(
-            float((r.get("ConsumedCapacity") or {}).get("CapacityUnits", 0.0))
-            for _, _, r in self.calls
-        )
+        return sum(consumed_units(r) for _, _, r in self.calls)
 
 
 class _SecurityHeaders:
@@ -210,7 +209,6 @@ class _Browser:
         cursor_param: str,
     ) -> _Side:
         query = query.signed(self.config.cursor_secret)
-        columns = views.columns_for(source)
         recorder = _Recording(self.db)
         try:
             params = query.params(cursor)
@@ -219,7 +217,7 @@ class _Browser:
             return _Side(title, {}, [], [], 0.0, [], 0.0, False, None, error=str(exc))
         read: list[Item] = [i for _, _, r in recorder.calls for i in r.get("Items", [])]
         ordered = views.in_key_order(source, result.items, result.unknown, read)
-        rows = views.rows_from_items(source, ordered, columns)
+        rows = views.rows_from_items(source, ordered)
         estimate = estimate_capacity(query, read=read)
         scanned = sum(int(r.get("ScannedCount", 0)) for _, _, r in recorder.calls)
         next_url = None
@@ -383,6 +381,17 @@ class _Browser:
                 after = update.run(recorder)
                 estimate = estimate_capacity(update, existing=before, after=plan.to_item(after))
                 outcome = "updated"
+        except UniqueConstraintError as exc:
+            # A condition failed, but not because the item changed: another item holds
+            # the value, and the page says which field (and which item, when known).
+            taken = ", ".join(f"{plan.name}.{name}" for name in exc.fields)
+            return self.page(
+                "error.html",
+                request,
+                409,
+                message=f"the value of {taken} is taken by another item (nothing was "
+                f"written): {exc}",
+            )
         except (ConditionFailedError, VersionConflictError) as exc:
             return self.page(
                 "error.html",

@@ -12,6 +12,7 @@ API would build from typed values.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -62,6 +63,14 @@ DEFAULT_PAGE_SIZE = 10
 MAX_PAGE_SIZE = 200
 
 _SCALAR_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})
+#: DynamoDB nests at most 32 levels, the item being the first, so a field's value may hold
+#: 31 levels of lists and maps (DynamoDB Local 3.3.0 refuses 32: "Nesting Levels have
+#: exceeded supported limits"). A form value nested deeper is refused before it is parsed:
+#: Python's JSON parser and pydantic recurse, and a value thousands of levels deep would
+#: exhaust the stack instead of naming the field.
+MAX_NESTING = 31
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
 _EXAMPLE_TIME = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
 
 
@@ -325,7 +334,11 @@ def build_query(
 
 @dataclass(frozen=True)
 class Column:
-    """One typed column of a result table: a field name and its type on each entity."""
+    """One field of a source's legend: its name and its type on each entity that has it.
+
+    The result rows list each entity's own fields; the legend above them gives the types
+    once for the whole source.
+    """
 
     name: str
     types: tuple[tuple[str, str], ...]
@@ -341,15 +354,24 @@ class Column:
 
 @dataclass(frozen=True)
 class Cell:
-    """A value as text, and whether it is absent (``None`` or not a field of the entity)."""
+    """One field of a result row: its name, its type on the row's entity, its value as text.
 
+    ``missing`` marks ``None``: the row shows the field, dimmed, rather than leave it out.
+    """
+
+    name: str
+    type_label: str
     text: str
     missing: bool = False
 
 
 @dataclass
 class Row:
-    """One item of a result, in key order; ``entity`` is ``None`` for an unknown item."""
+    """One item of a result, in key order; ``entity`` is ``None`` for an unknown item.
+
+    ``cells`` are the row's own entity's fields (a collection row never carries another
+    entity's columns), partition key fields left out (they are fixed for the page).
+    """
 
     position: int
     sort_key: str
@@ -363,7 +385,7 @@ class Row:
 
 
 def columns_for(source: Source) -> list[Column]:
-    """The union of the entities' fields, partition key fields left out (they are fixed)."""
+    """The union of the entities' fields (the legend), partition key fields left out."""
     pk = {ff.name for ff in source.pk_fields}
     types: dict[str, list[tuple[str, str]]] = {}
     for plan in source.plans:
@@ -440,11 +462,10 @@ def raw_json(item: Mapping[str, Any]) -> str:
     return json.dumps(item, indent=2, default=str, ensure_ascii=False, sort_keys=True)
 
 
-def rows_from_items(
-    source: Source, items: Sequence[Entity | Item], columns: Sequence[Column], start: int = 0
-) -> list[Row]:
+def rows_from_items(source: Source, items: Sequence[Entity | Item], start: int = 0) -> list[Row]:
     """Result rows in the order given: decoded entities, and raw items marked unknown."""
     schema = source.key_plan.schema
+    fixed = {ff.name for ff in source.pk_fields}
     rows: list[Row] = []
     for offset, value in enumerate(items):
         position = start + offset + 1
@@ -454,12 +475,13 @@ def rows_from_items(
             values = value.__dict__
             cells = [
                 Cell(
-                    "" if values[c.name] is None else display(values[c.name]),
-                    values[c.name] is None,
+                    name,
+                    _type_label(fp.annotation),
+                    "" if values[name] is None else display(values[name]),
+                    values[name] is None,
                 )
-                if c.name in plan.fields
-                else Cell("", True)
-                for c in columns
+                for name, fp in plan.fields.items()
+                if name not in fixed
             ]
             key_query = {f"k.{f}": display(values[f]) for f in plan.primary.fields}
             rows.append(
@@ -480,7 +502,7 @@ def rows_from_items(
                     _key_text(value.get(schema.sk)) if schema.sk else "",
                     _key_text(value.get(schema.pk)),
                     None,
-                    [Cell("", True) for _ in columns],
+                    [],
                     raw=raw_json(value),
                     note=unknown_label(source.table, value),
                 )
@@ -643,6 +665,12 @@ def parse_field_text(plan: EntityPlan, name: str, text: str) -> Any:
         return None
     value: Any = text
     if fp.codec.params().get("type") not in _SCALAR_TYPES:
+        depth = json_nesting(text)
+        if depth > MAX_NESTING:
+            raise InputError(
+                f"{plan.name}.{name}: the value nests {depth} levels deep; DynamoDB allows "
+                f"{MAX_NESTING} below the item"
+            )
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -651,6 +679,18 @@ def parse_field_text(plan: EntityPlan, name: str, text: str) -> Any:
         return plan.validate_field(name, value)
     except ItemEncodeError as exc:
         raise InputError(str(exc)) from None
+
+
+def json_nesting(text: str) -> int:
+    """How deeply JSON text nests lists and objects (brackets inside strings do not count).
+
+    Counted without parsing, so that a value too deep to parse is refused, not parsed.
+    """
+    depth = deepest = 0
+    for bracket in _JSON_BRACKET.findall(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def editable_fields(plan: EntityPlan) -> list[str]:

@@ -47,7 +47,7 @@ from singletable.operations.guarded import (
     read_request,
     transact_request,
 )
-from singletable.operations.protocol import Call, Operation, Sleep, Step
+from singletable.operations.protocol import Call, Operation, Sleep, Step, capacity_entries
 from singletable.operations.transactions import TransactWrite
 from singletable.tooling.cost.capacity import estimate_capacity
 from singletable.tooling.cost.sizes import read_units
@@ -101,10 +101,8 @@ def consumed_split(response: Mapping[str, Any]) -> tuple[float, float]:
 
     Where the response does not split them, the whole figure counts as written.
     """
-    capacity = response.get("ConsumedCapacity")
-    entries = [] if capacity is None else capacity if isinstance(capacity, list) else [capacity]
     read = write = 0.0
-    for entry in entries:
+    for entry in capacity_entries(response):
         if "ReadCapacityUnits" in entry or "WriteCapacityUnits" in entry:
             read += float(entry.get("ReadCapacityUnits", 0.0))
             write += float(entry.get("WriteCapacityUnits", 0.0))

@@ -24,8 +24,8 @@ and the `Table` whose entities wrote them. Each record becomes a `ChangeRecord`:
 from __future__ import annotations
 
 import base64
-import functools
 import binascii
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar, cast, get_args

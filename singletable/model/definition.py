@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from singletable.model.table import GSI, LSI, Table
+from singletable.model.plan import native_key_types
+from singletable.model.table import GSI, LSI, NativeGSI, Table
 
 
 def key_schema(pk: str, sk: str | None) -> list[dict[str, str]]:
@@ -15,7 +16,28 @@ def key_schema(pk: str, sk: str | None) -> list[dict[str, str]]:
     return schema
 
 
-def index_projection(table: Table, index: GSI | LSI) -> dict[str, Any]:
+def native_key_schema(index: NativeGSI) -> list[dict[str, str]]:
+    """A native GSI's KeySchema: every partition part (HASH), then every sort part (RANGE).
+
+    The order of the elements is the order of the parts: DynamoDB hashes the partition
+    parts together and sorts by the sort parts left to right.
+    """
+    return [{"AttributeName": p.attribute, "KeyType": "HASH"} for p in index.pk] + [
+        {"AttributeName": p.attribute, "KeyType": "RANGE"} for p in index.sk
+    ]
+
+
+def attribute_definitions(table: Table) -> dict[str, str]:
+    """Every key attribute of the table and its indexes (native parts too), with its type.
+
+    Raises:
+        ModelDefinitionError: A native part's type is neither declared nor stored by a
+            registered entity.
+    """
+    return {**table.key_attributes(), **native_key_types(table)}
+
+
+def index_projection(table: Table, index: GSI | LSI | NativeGSI) -> dict[str, Any]:
     """The ``Projection`` of an index as DynamoDB gets it.
 
     An ``INCLUDE`` projection also carries the entity and version attributes: without
@@ -39,7 +61,7 @@ def create_table_request(table: Table) -> dict[str, Any]:
         "TableName": table.name,
         "AttributeDefinitions": [
             {"AttributeName": name, "AttributeType": kind}
-            for name, kind in table.key_attributes().items()
+            for name, kind in attribute_definitions(table).items()
         ],
         "KeySchema": key_schema(table.pk, table.sk),
         "BillingMode": table.billing_mode,
@@ -51,21 +73,9 @@ def create_table_request(table: Table) -> dict[str, Any]:
         }
     gsis = []
     lsis = []
-    for index in table.indexes.values():
-        if isinstance(index, GSI):
-            entry: dict[str, Any] = {
-                "IndexName": index.name,
-                "KeySchema": key_schema(index.pk, index.sk),
-                "Projection": index_projection(table, index),
-            }
-            if table.billing_mode == "PROVISIONED":
-                throughput = index.throughput or table.throughput
-                assert throughput is not None
-                entry["ProvisionedThroughput"] = {
-                    "ReadCapacityUnits": throughput.read,
-                    "WriteCapacityUnits": throughput.write,
-                }
-            gsis.append(entry)
+    for index in [*table.indexes.values(), *table.native_indexes.values()]:
+        if isinstance(index, (GSI, NativeGSI)):
+            gsis.append(gsi_request(table, index))
         elif isinstance(index, LSI):
             lsis.append(
                 {
@@ -87,6 +97,27 @@ def create_table_request(table: Table) -> dict[str, Any]:
     if table.tags:
         request["Tags"] = [{"Key": k, "Value": v} for k, v in sorted(table.tags.items())]
     return request
+
+
+def gsi_request(table: Table, index: GSI | NativeGSI) -> dict[str, Any]:
+    """One entry of CreateTable's ``GlobalSecondaryIndexes`` (and of an index creation)."""
+    entry: dict[str, Any] = {
+        "IndexName": index.name,
+        "KeySchema": (
+            native_key_schema(index)
+            if isinstance(index, NativeGSI)
+            else key_schema(index.pk, index.sk)
+        ),
+        "Projection": index_projection(table, index),
+    }
+    if table.billing_mode == "PROVISIONED":
+        throughput = index.throughput or table.throughput
+        assert throughput is not None
+        entry["ProvisionedThroughput"] = {
+            "ReadCapacityUnits": throughput.read,
+            "WriteCapacityUnits": throughput.write,
+        }
+    return entry
 
 
 # -- CloudFormation ---------------------------------------------------------------------

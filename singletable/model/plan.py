@@ -25,7 +25,7 @@ from singletable.errors import (
     ModelDefinitionError,
 )
 from singletable.keys.templates import KeyTemplate
-from singletable.model.table import KeySchema, Table
+from singletable.model.table import KeySchema, KeyType, NativeGSI, Table
 from singletable.types import AttributeValue, Item
 
 if typing.TYPE_CHECKING:
@@ -94,6 +94,71 @@ class KeyPlan:
 
 
 @dataclass(frozen=True)
+class NativePart:
+    """One attribute of a native GSI key, as one entity stores it."""
+
+    field: str
+    attribute: str
+    type: KeyType
+    #: The stored form orders like the values (`KeyOrder` ``"ordered"``): range
+    #: conditions on the part select what the same comparison selects in Python.
+    ordered: bool
+
+
+@dataclass(frozen=True)
+class NativeKeyPlan:
+    """How an entity feeds a native GSI: its fields stored under every part's attribute.
+
+    Nothing is written for the index; an item is in it exactly when every part's field is
+    not ``None`` (`optional_fields` are the ones that can be).
+    """
+
+    spec: NativeGSI
+    pk: tuple[NativePart, ...]
+    sk: tuple[NativePart, ...]
+    #: Fields whose ``None`` keeps the item out of this (sparse) index.
+    optional_fields: frozenset[str] = frozenset()
+
+    @property
+    def index(self) -> str:
+        """The index name."""
+        return self.spec.name
+
+    @property
+    def parts(self) -> tuple[NativePart, ...]:
+        """Every part: partition parts, then sort parts."""
+        return self.pk + self.sk
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The fields of every part, partition parts first."""
+        return tuple(p.field for p in self.parts)
+
+    def in_index(self, obj: BaseModel) -> bool:
+        """Whether ``obj``'s item is in the index (every part's field is set)."""
+        values = obj.__dict__
+        return all(values.get(name) is not None for name in self.optional_fields)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able: the parts in order with their fields, types and order."""
+
+        def part(p: NativePart) -> dict[str, Any]:
+            return {
+                "attribute": p.attribute,
+                "field": p.field,
+                "type": p.type,
+                "ordered": p.ordered,
+            }
+
+        return {
+            "native": True,
+            "pk": [part(p) for p in self.pk],
+            "sk": [part(p) for p in self.sk],
+            "sparse_fields": sorted(self.optional_fields),
+        }
+
+
+@dataclass(frozen=True)
 class EntityPlan:
     """The compiled form of an entity class: read by every other layer."""
 
@@ -110,6 +175,8 @@ class EntityPlan:
     ttl_field: str | None = None
     #: Uniqueness constraints (`singletable.model.unique`), in declaration order.
     unique: tuple[UniqueConstraint, ...] = ()
+    #: The native GSIs this entity feeds (it stores every part), by index name.
+    native_indexes: Mapping[str, NativeKeyPlan] = field(default_factory=dict)
     _encoders: tuple[tuple[str, str, Callable[[Any], AttributeValue | None]], ...] = field(
         default=(), repr=False
     )
@@ -312,6 +379,11 @@ class EntityPlan:
             "ttl_field": self.ttl_field,
             # Only when declared, so snapshots of models without constraints are unchanged.
             **({"unique": [c.describe() for c in self.unique]} if self.unique else {}),
+            **(
+                {"native_indexes": {n: kp.describe() for n, kp in self.native_indexes.items()}}
+                if self.native_indexes
+                else {}
+            ),
         }
 
     def unique_fields(self) -> frozenset[str]:
@@ -412,6 +484,36 @@ def entity_plans(table: Table) -> list[EntityPlan]:
 def entity_plan(table: Table, name: str, version: int) -> EntityPlan | None:
     """The entity of ``table`` with that stored identifier (``_et``, ``_ev``), or ``None``."""
     return _registry(table).get((name, version))
+
+
+def native_key_types(table: Table) -> dict[str, KeyType]:
+    """The type of every native GSI part attribute of ``table``.
+
+    A part's declared type, else the type of the fields that store it in the entities
+    registered on the table (class creation made them agree).
+
+    Raises:
+        ModelDefinitionError: A part has no declared type and no registered entity
+            stores it.
+    """
+    stored: dict[str, KeyType] = {}
+    for plan in entity_plans(table):
+        for field_plan in plan.fields.values():
+            kind = field_plan.codec.params().get("type")
+            if kind in ("S", "N", "B"):
+                stored.setdefault(field_plan.attribute, kind)
+    types: dict[str, KeyType] = {}
+    for index in table.native_indexes.values():
+        for part in index.parts:
+            kind = part.type or stored.get(part.attribute)
+            if kind is None:
+                raise ModelDefinitionError(
+                    f"table {table.name!r}, native GSI {index.name!r}: no entity stores part "
+                    f"{part.attribute!r} yet, so its type is unknown; define the entities "
+                    f"first, or declare KeyPart({part.attribute!r}, 'S' | 'N' | 'B')"
+                )
+            types[part.attribute] = kind
+    return types
 
 
 def plan_of(model: type[BaseModel]) -> EntityPlan:

@@ -486,11 +486,12 @@ def entity_plan(table: Table, name: str, version: int) -> EntityPlan | None:
     return _registry(table).get((name, version))
 
 
-def native_key_types(table: Table) -> dict[str, KeyType]:
+def native_key_types(table: Table, *, unknown_ok: bool = False) -> dict[str, KeyType]:
     """The type of every native GSI part attribute of ``table``.
 
     A part's declared type, else the type of the fields that store it in the entities
-    registered on the table (class creation made them agree).
+    registered on the table (class creation made them agree). With ``unknown_ok`` a part
+    of unknown type is left out instead.
 
     Raises:
         ModelDefinitionError: A part has no declared type and no registered entity
@@ -506,6 +507,8 @@ def native_key_types(table: Table) -> dict[str, KeyType]:
     for index in table.native_indexes.values():
         for part in index.parts:
             kind = part.type or stored.get(part.attribute)
+            if kind is None and unknown_ok:
+                continue
             if kind is None:
                 raise ModelDefinitionError(
                     f"table {table.name!r}, native GSI {index.name!r}: no entity stores part "

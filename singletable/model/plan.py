@@ -190,6 +190,36 @@ class EntityPlan:
         """How messages name this entity."""
         return f"entity {self.name}"
 
+    def native_text_parts(self) -> dict[str, str]:
+        """The S and B native GSI parts this entity stores: attribute -> index name.
+
+        Every entity that stores a part's attribute counts, whether or not it feeds the
+        index: DynamoDB refuses an empty value in any index key attribute.
+        """
+        result: dict[str, str] = {}
+        for index in self.table.native_indexes.values():
+            for part in index.parts:
+                for field_plan in self.fields.values():
+                    kind = field_plan.codec.params().get("type")
+                    if field_plan.attribute == part.attribute and kind in ("S", "B"):
+                        result.setdefault(part.attribute, index.name)
+        return result
+
+    def check_native_parts(self, item: Item) -> None:
+        """Refuse an item with an empty string or binary in a native GSI key attribute.
+
+        Raises:
+            ItemEncodeError: DynamoDB would refuse the write.
+        """
+        for attribute, index in self.native_text_parts().items():
+            av = item.get(attribute)
+            if av is not None and not next(iter(av.values())):
+                raise ItemEncodeError(
+                    f"{self.name}.{attribute}: an empty value cannot be stored in attribute "
+                    f"{attribute!r}, a key attribute of native GSI {index!r} (DynamoDB refuses "
+                    "empty key values); store None to leave the item out of the index"
+                )
+
     def key_plan(self, index: str | None) -> KeyPlan:
         """The table's key plan (``None``) or the named index's."""
         if index is None:
@@ -253,6 +283,7 @@ class EntityPlan:
         for field_plan in self.fields.values():
             if field_plan.stores_none and values[field_plan.name] is None:
                 item[field_plan.attribute] = {"NULL": True}
+        self.check_native_parts(item)
         check_item_size(item, where=self.label)
         return item
 

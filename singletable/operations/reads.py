@@ -233,6 +233,16 @@ class BaseQuery(Generic[T]):
         """The partition key attribute and value every start key must have (queries)."""
         return None
 
+    def _partition_avs(self) -> list[tuple[str, dict[str, str]]]:
+        """Every partition key attribute and value a start key must have (native: several)."""
+        partition = self._partition_av()
+        return [] if partition is None else [partition]
+
+    def _key_types(self) -> dict[str, tuple[str, bool]]:
+        """Each key attribute's type, and whether it is a partition key (its size limit)."""
+        partition_keys = {s.pk for s in self.table.key_schemas()}
+        return {a: (t, a in partition_keys) for a, t in self.table.key_attributes().items()}
+
     def _check_start_key(self, key: Item) -> None:
         # An unsigned cursor can be edited: at least make sure its start key has the
         # full shape of this read's keys (names, types, values DynamoDB accepts as keys)
@@ -243,21 +253,23 @@ class BaseQuery(Generic[T]):
                 f"cursor was altered: its start key has attributes {sorted(key)}, "
                 f"this read's keys have {sorted(expected)}"
             )
-        types = self.table.key_attributes()
-        partition_keys = {s.pk for s in self.table.key_schemas()}
+        types = self._key_types()
         for name in expected:
-            problem = _key_value_problem(key[name], types[name], partition=name in partition_keys)
+            kind, partition_key = types[name]
+            problem = _key_value_problem(key[name], kind, partition=partition_key)
             if problem:
                 raise CursorError(f"cursor was altered: its start key attribute {name!r} {problem}")
-        partition = self._partition_av()
-        if partition is not None and not _same_key_value(key[partition[0]], partition[1]):
-            raise CursorError(
-                f"cursor was altered: its start key is in partition {key[partition[0]]!r}, "
-                f"not this query's {partition[1]!r}"
-            )
+        for attribute, value in self._partition_avs():
+            if not _same_key_value(key[attribute], value):
+                raise CursorError(
+                    f"cursor was altered: its start key is in partition {key[attribute]!r}, "
+                    f"not this query's {value!r}"
+                )
 
     def _gsi_names(self) -> set[str]:
-        return {n for n, i in self.table.indexes.items() if i.kind == "GSI"}
+        return {n for n, i in self.table.indexes.items() if i.kind == "GSI"} | set(
+            self.table.native_indexes
+        )
 
     def _fingerprint(self) -> dict[str, str]:
         identity = self._identity()

@@ -266,19 +266,7 @@ class NativeQuery(EntityQuery[E]):
     def _start_key_attributes(self) -> list[str]:
         return self._key_attributes()
 
-    # -- cursors: the start key holds the table's keys and every part ---------------------------
-
-    def _key_attributes(self) -> list[str]:
-        attributes = [self.table.pk] + ([self.table.sk] if self.table.sk else [])
-        return list(dict.fromkeys([*attributes, *(p.attribute for p in self.native.parts)]))
-
-    def _key_types(self) -> dict[str, tuple[str, bool]]:
-        types = super()._key_types()
-        for part in self.native.pk:
-            types[part.attribute] = (part.type, True)
-        for part in self.native.sk:
-            types[part.attribute] = (part.type, False)
-        return types
+    # -- cursors: the start key is in this query's partition
 
     def _partition_av(self) -> tuple[str, dict[str, str]] | None:
         return None

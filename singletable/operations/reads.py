@@ -22,7 +22,7 @@ from singletable.expressions.conditions import Condition, render_condition
 from singletable.expressions.paths import Placeholders
 from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES
 from singletable.model.jobs import is_reserved_item
-from singletable.model.plan import entity_plan
+from singletable.model.plan import entity_plan, native_key_types
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
 from singletable.operations.protocol import (
     AsyncExecutor,
@@ -224,7 +224,10 @@ class BaseQuery(Generic[T]):
         """The attributes of an ``ExclusiveStartKey`` for this read (table and index keys)."""
         attributes = [self.table.pk] + ([self.table.sk] if self.table.sk else [])
         index = self._index()
-        if index is not None:
+        native = self.table.native_indexes.get(index) if index is not None else None
+        if native is not None:
+            attributes += [p.attribute for p in native.parts]
+        elif index is not None:
             schema = self.table.key_schema(index)
             attributes += [schema.pk] + ([schema.sk] if schema.sk else [])
         return list(dict.fromkeys(attributes))
@@ -241,7 +244,14 @@ class BaseQuery(Generic[T]):
     def _key_types(self) -> dict[str, tuple[str, bool]]:
         """Each key attribute's type, and whether it is a partition key (its size limit)."""
         partition_keys = {s.pk for s in self.table.key_schemas()}
-        return {a: (t, a in partition_keys) for a, t in self.table.key_attributes().items()}
+        types = {a: (t, a in partition_keys) for a, t in self.table.key_attributes().items()}
+        index = self._index()
+        native = self.table.native_indexes.get(index) if index is not None else None
+        if native is not None:
+            stored = native_key_types(self.table, unknown_ok=True)
+            for part in native.parts:
+                types[part.attribute] = (stored.get(part.attribute, "S"), part in native.pk)
+        return types
 
     def _check_start_key(self, key: Item) -> None:
         # An unsigned cursor can be edited: at least make sure its start key has the

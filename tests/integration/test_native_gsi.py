@@ -121,6 +121,11 @@ def test_order_sparse_membership_cursors_and_mixed_entities(
     rest = area.limit(2).page(db, first.cursor)
     assert [r.day for r in first.items + rest.items] == [9, 10, 100]
     assert rest.cursor is None
+    # A scan of the index: the items holding every part, resumed by cursor.
+    scan = Reading.scan(index="ByArea")
+    assert sorted(r.rid for r in scan.all(db)) == ["0", "1", "2"]
+    page = scan.limit(2).page(db)
+    assert len(page.items + scan.limit(2).page(db, page.cursor).items) == 3
     alarms = Alarm.query(index="ByArea", tenant="a", region="x", day=10).all(db)
     assert [a.rid for a in alarms] == ["z"]
     # Membership follows the value: set the region, the item joins; clear it, it leaves.

@@ -244,7 +244,9 @@ class BaseQuery(Generic[T]):
     def _key_types(self) -> dict[str, tuple[str, bool]]:
         """Each key attribute's type, and whether it is a partition key (its size limit)."""
         partition_keys = {s.pk for s in self.table.key_schemas()}
-        types = {a: (t, a in partition_keys) for a, t in self.table.key_attributes().items()}
+        types: dict[str, tuple[str, bool]] = {
+            a: (t, a in partition_keys) for a, t in self.table.key_attributes().items()
+        }
         index = self._index()
         native = self.table.native_indexes.get(index) if index is not None else None
         if native is not None:

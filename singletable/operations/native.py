@@ -210,9 +210,6 @@ class NativeQuery(EntityQuery[E]):
     def _index(self) -> str | None:
         return self.native.index
 
-    def _sort_attribute(self) -> str | None:
-        return None
-
     def _keys_only(self) -> bool:
         return self.native.spec.projection.type == "KEYS_ONLY"
 

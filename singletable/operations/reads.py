@@ -377,7 +377,10 @@ class BaseQuery(Generic[T]):
                 sent = yield out
 
     def _sort_attribute(self) -> str | None:
-        return self.table.key_schema(self._index()).sk
+        index = self._index()
+        if index is not None and index in self.table.native_indexes:
+            return None  # no key text: no key excluded by its text either
+        return self.table.key_schema(index).sk
 
     # -- terminals (overloaded on the executor's kind; each defined once) ---------------
     #

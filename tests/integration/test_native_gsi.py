@@ -126,6 +126,17 @@ def test_order_sparse_membership_cursors_and_mixed_entities(
     assert sorted(r.rid for r in scan.all(db)) == ["0", "1", "2"]
     page = scan.limit(2).page(db)
     assert len(page.items + scan.limit(2).page(db, page.cursor).items) == 3
+    # A collection over the native GSI: both entities of a partition, each as its class.
+    area_items = st.Collection("area", Reading, Alarm, index="ByArea")
+    mixed = area_items.query(tenant="a", region="x", day=10).all(db)
+    assert [(type(x).__name__, x.seq) for x in mixed] == [("Reading", 1), ("Alarm", 3)]
+    newest = area_items.query(tenant="a", region="x").descending().limit(2).all(db)
+    assert [(type(x).__name__, x.day) for x in newest] == [("Reading", 100), ("Alarm", 10)]
+    head = area_items.query(tenant="a", region="x").limit(3).page(db)
+    tail = area_items.query(tenant="a", region="x").limit(3).page(db, head.cursor)
+    assert [x.day for x in head.items + tail.items] == [9, 10, 10, 100]
+    with pytest.raises(st.QueryError, match="needs equality on every partition part"):
+        area_items.query(tenant="a")
     alarms = Alarm.query(index="ByArea", tenant="a", region="x", day=10).all(db)
     assert [a.rid for a in alarms] == ["z"]
     # Membership follows the value: set the region, the item joins; clear it, it leaves.

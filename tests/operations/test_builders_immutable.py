@@ -98,6 +98,7 @@ BASES: dict[str, Callable[[], Any]] = {
     "Update": lambda: Doc.update(doc_id="d", rev=1).set(body="start"),
     "EntityQuery": lambda: Doc.query(doc_id="d"),
     "NativeQuery": lambda: Doc.query(index="ByOwner", owner="o"),
+    "NativeCollectionQuery": lambda: st.Collection("owned", Doc, index="ByOwner").query(owner="o"),
     "Scan": lambda: Doc.scan(),
     "CollectionQuery": lambda: st.Collection("docs", Doc).query(doc_id="d"),
     "TransactWrite": lambda: st.TransactWrite().put(Doc.put(T0)),
@@ -138,7 +139,7 @@ CALLS: dict[tuple[str, str], Callable[[Any, int], Any]] = {
     ("EntityQuery", "project"): lambda q, v: q.project(("body", "owner")[v]),
 }
 # Query methods shared by every query and scan (BaseQuery's), for each of them.
-for _cls in ("EntityQuery", "NativeQuery", "Scan", "CollectionQuery"):
+for _cls in ("EntityQuery", "NativeQuery", "Scan", "CollectionQuery", "NativeCollectionQuery"):
     CALLS[(_cls, "filter")] = lambda q, v: q.filter(Doc.f.count == v)
     CALLS[(_cls, "limit")] = lambda q, v: q.limit(v + 1)
     CALLS[(_cls, "page_size")] = lambda q, v: q.page_size(v + 1)

@@ -63,7 +63,7 @@ from singletable.io.embedded import embedded
 from singletable.keys.codecs import KeyFormat
 from singletable.model.definition import create_table_request
 from singletable.model.plan import EntityPlan, IndexKeys
-from singletable.model.table import GSI, LSI, Projection, Table, Throughput
+from singletable.model.table import GSI, LSI, KeyPart, NativeGSI, Projection, Table, Throughput
 from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
 from singletable.operations.collection import Collection, CollectionResult
 from singletable.operations.items import Delete, Get, ProjectedGet, Put
@@ -118,6 +118,7 @@ __all__ = [
     "KeyDecodeError",
     "KeyEncodeError",
     "KeyFormat",
+    "KeyPart",
     "KeyTooLargeError",
     "LSI",
     "LintWarning",
@@ -127,6 +128,7 @@ __all__ = [
     "MigrationPlan",
     "MigrationReport",
     "ModelDefinitionError",
+    "NativeGSI",
     "NotFoundError",
     "Operation",
     "Page",

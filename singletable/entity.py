@@ -21,6 +21,7 @@ from singletable.model.fields import FieldRefsDescriptor
 from singletable.model.plan import EntityPlan, plan_of, register_plan
 from singletable.model.table import Table
 from singletable.operations.items import Delete, Get, Put
+from singletable.operations.native import NativeQuery
 from singletable.operations.protocol import ReturnCapacity
 from singletable.operations.query import EntityQuery
 from singletable.operations.scan import Scan
@@ -203,8 +204,15 @@ class Entity(BaseModel):
 
     @classmethod
     def query(cls, *, index: str | None = None, **values: Any) -> EntityQuery[Self]:
-        """Query one partition: partition key fields, then leading sort key fields."""
-        return EntityQuery(cls.plan(), values, index)
+        """Query one partition: partition key fields, then leading sort key fields.
+
+        On a native GSI (`NativeGSI`): every partition part's field, then leading sort
+        parts' fields, left to right.
+        """
+        plan = cls.plan()
+        if index is not None and index in plan.table.native_indexes:
+            return NativeQuery(plan, values, index)
+        return EntityQuery(plan, values, index)
 
     @classmethod
     def scan(cls, *, index: str | None = None) -> Scan[Self]:

@@ -36,10 +36,12 @@ from mypy.nodes import (
     ARG_STAR,
     ARG_STAR2,
     GDEF,
+    AssignmentStmt,
     CallExpr,
     Context,
     DictExpr,
     Expression,
+    ListExpr,
     MemberExpr,
     NameExpr,
     RefExpr,
@@ -57,6 +59,7 @@ from mypy.plugin import (
     DynamicClassDefContext,
     MethodSigContext,
     Plugin,
+    SemanticAnalyzerPluginInterface,
 )
 from mypy.types import (
     CallableType,
@@ -85,6 +88,7 @@ _QUERY: Final = "singletable.operations.query.EntityQuery"
 _UPDATE: Final = "singletable.operations.update.Update"
 _GET: Final = "singletable.operations.items.Get"
 _INDEX_KEYS_NAME: Final = "IndexKeys"
+_NATIVE_GSI_NAME: Final = "NativeGSI"
 _BASE_MODEL: Final = "pydantic.main.BaseModel"
 _METADATA_KEY: Final = "singletable"
 
@@ -175,6 +179,73 @@ def _index_entry(value: Expression, primary: dict[str, Any] | None) -> dict[str,
     return None
 
 
+def _native_parts(expr: Expression | None) -> list[str] | None:
+    """The attribute names of a native GSI's ``pk=``/``sk=``: strs or ``KeyPart(name, ...)``."""
+    if expr is None:
+        return []
+    items = expr.items if isinstance(expr, (ListExpr, TupleExpr)) else [expr]
+    names = []
+    for item in items:
+        if isinstance(item, CallExpr) and item.args:
+            item = item.args[0]
+        name = _str_value(item)
+        if name is None:
+            return None
+        names.append(name)
+    return names
+
+
+def _native_index(call: CallExpr) -> tuple[str, dict[str, Any]] | None:
+    """``NativeGSI(name, pk=[...], sk=[...])`` as a key entry: the parts are the fields."""
+    given: dict[str, Expression] = {}
+    for position, (name, arg) in enumerate(zip(call.arg_names, call.args, strict=True)):
+        given[name or ("name", "pk", "sk")[min(position, 2)]] = arg
+    index, pk, sk = _str_value(given.get("name")), given.get("pk"), given.get("sk")
+    pk_parts, sk_parts = _native_parts(pk), _native_parts(sk)
+    if index is None or pk is None or pk_parts is None or sk_parts is None:
+        return None
+    sk_source = "native GSI sort parts " + ", ".join(sk_parts)
+    return index, {"pk": pk_parts, "sk": sk_parts, "sk_source": sk_source}
+
+
+def _native_indexes(
+    api: SemanticAnalyzerPluginInterface, table: Expression | None
+) -> dict[str, Any] | None:
+    """The native GSIs of the entity's ``table=``, read from the statement that makes it.
+
+    ``None`` when that statement cannot be seen (a table made in a function, or a module
+    mypy loaded from its cache): the index names are then left to run time.
+    """
+    if not isinstance(table, RefExpr) or not isinstance(table.node, Var):
+        return None
+    module_name, _, variable = table.node.fullname.rpartition(".")
+    module = api.modules.get(module_name)
+    if module is None:
+        return None
+    for statement in module.defs:
+        if not (
+            isinstance(statement, AssignmentStmt)
+            and any(isinstance(lv, NameExpr) and lv.name == variable for lv in statement.lvalues)
+            and isinstance(statement.rvalue, CallExpr)
+        ):
+            continue
+        call = statement.rvalue
+        found: dict[str, Any] = {}
+        for name, arg in zip(call.arg_names, call.args, strict=True):
+            if name != "indexes" or not isinstance(arg, (ListExpr, TupleExpr)):
+                continue
+            for item in arg.items:
+                callee = item.callee if isinstance(item, CallExpr) else None
+                if isinstance(callee, (NameExpr, MemberExpr)) and callee.name == _NATIVE_GSI_NAME:
+                    assert isinstance(item, CallExpr)
+                    entry = _native_index(item)
+                    if entry is None:
+                        return None
+                    found[entry[0]] = entry[1]
+        return found
+    return None
+
+
 def _pk_expr(primary: Mapping[str, Any]) -> Expression:
     # _key_entry takes expressions; rebuild the primary partition key template from fields.
     return StrExpr("".join("{" + name + "}" for name in primary["pk"]))
@@ -202,6 +273,30 @@ def _record_if_entity(ctx: ClassDefContext) -> None:
             keys[name] = _index_entry(value, primary)
     elif indexes is not None and not _is_none(indexes):
         indexes_known = False
+    # A native GSI is the table's: every entity storing its parts feeds it.
+    native = _native_indexes(ctx.api, keywords.get("table"))
+    if native is None:
+        indexes_known = False
+    else:
+        # Only the indexes whose every part the entity stores (a field of that name). The
+        # class body is not analysed yet: its own fields are read from its statements.
+        fields = {
+            n for base in info.mro for n, sym in base.names.items() if isinstance(sym.node, Var)
+        }
+        fields.update(
+            lv.name
+            for statement in ctx.cls.defs.body
+            if isinstance(statement, AssignmentStmt)
+            for lv in statement.lvalues
+            if isinstance(lv, NameExpr)
+        )
+        keys.update(
+            {
+                name: entry
+                for name, entry in native.items()
+                if name not in keys and set(entry["pk"] + entry["sk"]) <= fields
+            }
+        )
     info.metadata[_METADATA_KEY] = {"keys": keys, "indexes_known": indexes_known}
 
 
@@ -572,7 +667,10 @@ def _range_signature(method: str, ctx: MethodSigContext) -> CallableType:
                 _fail(ctx.api, _range_message(entity, index, plan, method, name, leading), arg)
         params = [(n, value_type(n), False) for n in allowed if n in entity.fields]
         return _with_named(signature, params, name=label)
-    # The query is out of sight (held in a variable): any sort key field of the entity.
+    # The query is out of sight (held in a variable): any sort key field of the entity,
+    # when its indexes are all known (a native GSI's table may be out of sight too).
+    if not entity.indexes_known:
+        return signature.copy_modified(name=label)
     sort_fields: list[str] = []
     for keys in entity.keys.values():
         if keys is None:

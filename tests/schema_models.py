@@ -20,6 +20,14 @@ def full_table(name: str = "orders-prod") -> st.Table:
             ),
             st.GSI("ByStatus", pk="GSI2PK", throughput=st.Throughput(2, 1)),
             st.LSI("ByDate", sk="LSI1SK", projection=st.Projection.keys_only()),
+            # Native (multi-attribute) keys: typed here, since no entity is defined.
+            st.NativeGSI(
+                "ByRegion",
+                pk=[st.KeyPart("region", "S"), st.KeyPart("tier", "N")],
+                sk=[st.KeyPart("placed", "S"), st.KeyPart("seq", "N"), st.KeyPart("tag", "B")],
+                projection=st.Projection.keys_only(),
+                throughput=st.Throughput(1, 1),
+            ),
         ],
         ttl_attribute="expires",
         stream="NEW_AND_OLD_IMAGES",

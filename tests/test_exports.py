@@ -29,6 +29,8 @@ PUBLIC = {
     "Table",
     "GSI",
     "LSI",
+    "NativeGSI",
+    "KeyPart",
     "Projection",
     "Throughput",
     "Entity",

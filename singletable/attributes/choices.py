@@ -18,6 +18,7 @@ from singletable.attributes.codec_parts import (
     Built,
     Decoder,
     Encoder,
+    KeyOrder,
     decode_mismatch,
     none_handler,
 )
@@ -50,10 +51,15 @@ def enum_codec(where: str, nullable: bool, position: str, cls: type[enum.Enum]) 
             by_value.setdefault(member.value, member)
     on_none = none_handler(where, nullable, position)
     members_of = _EnumMembers(cls, values, by_value, on_none)
+    # A str or int mixin enum's members compare as their values; a plain enum's do not
+    # order at all, so its stored values can be matched, not ranged.
+    order: KeyOrder = "ordered" if issubclass(cls, (str, int)) else "equality"
     if values and all(type(v) is str for v in values):
-        return _str_enum(where, nullable, members_of, {"type": "S", "python": "enum", **params})
+        built = _str_enum(where, nullable, members_of, {"type": "S", "python": "enum", **params})
+        return built._replace(key_order=order)
     if values and all(type(v) is int for v in values):
-        return _int_enum(where, nullable, members_of, {"type": "N", "python": "enum", **params})
+        built = _int_enum(where, nullable, members_of, {"type": "N", "python": "enum", **params})
+        return built._replace(key_order=order)
     generic_from = generic_codec(where, nullable, position, {}).from_av
     return _any_enum(where, members_of, generic_from, {"type": "any", "python": "enum", **params})
 
@@ -195,7 +201,7 @@ def literal_codec(where: str, nullable: bool, position: str, values: tuple[Any, 
         if not all(type(v) is type(non_none[0]) for v in non_none):
             built = generic_codec(where, nullable, position, {})
     else:
-        generic_to, generic_from, generic_params, generic_fast = generic_codec(
+        generic_to, generic_from, generic_params, generic_fast, _order = generic_codec(
             where, nullable, position, {}
         )
         # Literal[0.1] reads back as Decimal("0.1"), which pydantic does not accept as
@@ -207,8 +213,7 @@ def literal_codec(where: str, nullable: bool, position: str, values: tuple[Any, 
             return generic_from(av) if value is _MISSING else value
 
         built = Built(generic_to, literal_from, generic_params, generic_fast)
-    to_av, from_av, params, fast = built
-    return Built(to_av, from_av, {**params, "python": "literal", "values": params_values}, fast)
+    return built._replace(params={**built.params, "python": "literal", "values": params_values})
 
 
 _MISSING: Final = object()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from singletable.attributes.fastpath import FastPath
 from singletable.errors import ItemDecodeError, ItemEncodeError
@@ -60,10 +60,20 @@ def is_null(av: Any) -> bool:
     return isinstance(av, dict) and av.get("NULL") is True
 
 
+#: How a codec's stored form can serve as a key attribute of its own (a native GSI part):
+#: ``"ordered"``: a scalar S, N or B whose DynamoDB order (numbers by value, strings and
+#: bytes by their bytes) is the order of the Python values, one stored form per value;
+#: ``"equality"``: one stored form per value, so equal values meet in one partition, but
+#: the stored order is not the values' order (or the values have none);
+#: ``"none"``: not a key scalar, or one value has several stored forms.
+KeyOrder = Literal["ordered", "equality", "none"]
+
+
 class Built(typing.NamedTuple):
-    """A compiled codec's parts: its closures, its description (``params``), its fast path."""
+    """A compiled codec's parts: closures, description (``params``), fast path, `KeyOrder`."""
 
     to_av: Encoder
     from_av: Decoder
     params: dict[str, Any]
     fast: FastPath
+    key_order: KeyOrder = "none"

@@ -60,6 +60,7 @@ from singletable.attributes.codec_parts import (
     Built,
     Decoder,
     Encoder,
+    KeyOrder,
     decode_mismatch,
     is_null,
     none_handler,
@@ -98,9 +99,11 @@ class AttributeCodec:
         fast: The codec's fast paths as source, for generated item encoders and decoders
             (see `singletable.attributes.fastpath`).
         where: The field this codec was compiled for, e.g. ``"AuditEvent.score"``.
+        key_order: Whether the stored form can be a key attribute of its own (a native
+            GSI part) and whether it orders like the values (`KeyOrder`).
     """
 
-    __slots__ = ("_params", "fast", "from_av", "to_av", "where")
+    __slots__ = ("_params", "fast", "from_av", "key_order", "to_av", "where")
 
     def __init__(
         self,
@@ -110,7 +113,9 @@ class AttributeCodec:
         *,
         where: str,
         fast: FastPath | None = None,
+        key_order: KeyOrder = "none",
     ) -> None:
+        self.key_order: KeyOrder = key_order
         self.to_av: Encoder = to_av
         self.from_av: Decoder = from_av
         self._params = params
@@ -199,7 +204,7 @@ def _model_plan(model: type[pydantic.BaseModel]) -> _ModelPlan:
             # A nested model's field behaves like a top-level attribute for empty sets
             # (omitted, the default restores it) but stores None as NULL so that a
             # required Optional field reads back.
-            to_av, from_av, params, fast = _build_with_metadata(
+            to_av, from_av, params, fast, _order = _build_with_metadata(
                 info.annotation, tuple(info.metadata), field_where, _NESTED_FIELD
             )
             plan.fields.append((name, _input_key(model, name, info), to_av, from_av))
@@ -279,10 +284,9 @@ def _build(annotation: Any, where: str, nullable: bool, position: str) -> Built:
     # as NULL; map that to the two basic positions per concern.
     none_position = NESTED if position in (NESTED, _NESTED_FIELD) else TOP
     built = _build_inner(annotation, where, nullable, none_position, position)
-    to_av, from_av, params, fast = built
-    if nullable and "nullable" not in params:
-        params = {**params, "nullable": True}
-    return Built(to_av, from_av, params, fast)
+    if nullable and "nullable" not in built.params:
+        return built._replace(params={**built.params, "nullable": True})
+    return built
 
 
 def _build_inner(  # noqa: C901 - one dispatch branch per supported annotation
@@ -413,5 +417,7 @@ def attribute_codec_for(
         ModelDefinitionError: The annotation cannot be stored (a set of lists, a dict with
             non-string keys, ...).
     """
-    to_av, from_av, params, fast = _build_with_metadata(annotation, tuple(metadata), where, TOP)
-    return AttributeCodec(to_av, from_av, params, where=where, fast=fast)
+    to_av, from_av, params, fast, order = _build_with_metadata(
+        annotation, tuple(metadata), where, TOP
+    )
+    return AttributeCodec(to_av, from_av, params, where=where, fast=fast, key_order=order)

@@ -16,7 +16,7 @@ from singletable.types import AttributeValue
 
 def list_codec(where: str, nullable: bool, position: str, item: Built, as_tuple: bool) -> Built:
     """A list (or a variable-length tuple) stored as ``L``, each item by ``item``."""
-    item_to, item_from, item_params, item_fast = item
+    item_to, item_from, item_params, item_fast, _order = item
     on_none = none_handler(where, nullable, position)
     kind = "tuple" if as_tuple else "list"
     str_items = item_params.get("python") == "str"
@@ -81,7 +81,7 @@ def fixed_tuple_codec(where: str, nullable: bool, position: str, items: list[Bui
 
 def map_codec(where: str, nullable: bool, position: str, value_codec: Built) -> Built:
     """A ``dict[str, X]`` stored as ``M``, each value by ``value_codec``."""
-    value_to, value_from, value_params, value_fast = value_codec
+    value_to, value_from, value_params, value_fast, _order = value_codec
     on_none = none_handler(where, nullable, position)
     str_values = value_params.get("python") == "str"
 
@@ -135,7 +135,7 @@ def set_codec(
     frozen: bool,
 ) -> Built:
     """A set of ``element`` values, each converted by ``elements`` (a scalar's codec)."""
-    elem_to, elem_from, elem_params, elem_fast = elements
+    elem_to, elem_from, elem_params, elem_fast, _order = elements
     scalar = elem_params.get("type")
     if scalar not in ("S", "N", "B"):
         raise ModelDefinitionError(

@@ -19,6 +19,7 @@ from singletable.attributes.codec_parts import (
     TOP,
     Built,
     Encoder,
+    KeyOrder,
     decode_mismatch,
     is_null,
     none_handler,
@@ -64,9 +65,9 @@ def scalar_str(where: str, nullable: bool, position: str, python: str) -> Built:
                 return None
             raise decode_mismatch(where, "S", av) from None
 
-    return Built(
-        to_av, from_av, {"type": "S", "python": python}, _StrFast(to_av, nullable=nullable)
-    )
+    # UTF-8 bytes sort like the code points they encode: DynamoDB orders the text as Python.
+    fast = _StrFast(to_av, nullable=nullable)
+    return Built(to_av, from_av, {"type": "S", "python": python}, fast, "ordered")
 
 
 class _StrFast(FastPath):
@@ -152,7 +153,8 @@ def scalar_int(where: str, nullable: bool, position: str) -> Built:
         except (KeyError, TypeError, ValueError):
             return from_slow(av)
 
-    return Built(to_av, from_av, {"type": "N", "python": "int"}, _IntFast(to_av, nullable=nullable))
+    fast = _IntFast(to_av, nullable=nullable)
+    return Built(to_av, from_av, {"type": "N", "python": "int"}, fast, "ordered")
 
 
 #: Largest size (bytes) of any DynamoDB number attribute value.
@@ -198,9 +200,9 @@ def scalar_float(where: str, nullable: bool, position: str) -> Built:
                 return decode_number_slow(where, av)
             raise ItemDecodeError(f"{where}: stored number {text!r} is not a number") from None
 
-    return Built(
-        to_av, from_av, {"type": "N", "python": "float"}, _FloatFast(to_av, nullable=nullable)
-    )
+    # A Number, compared by value (NaN and infinities are refused): ordered like floats.
+    fast = _FloatFast(to_av, nullable=nullable)
+    return Built(to_av, from_av, {"type": "N", "python": "float"}, fast, "ordered")
 
 
 class _FloatFast(FastPath):
@@ -246,7 +248,7 @@ def scalar_decimal(where: str, nullable: bool, position: str) -> Built:
 
     fast = _DecimalFast(to_av, nullable=nullable)
     fast.from_av = from_av
-    return Built(to_av, from_av, {"type": "N", "python": "Decimal"}, fast)
+    return Built(to_av, from_av, {"type": "N", "python": "Decimal"}, fast, "ordered")
 
 
 class _DecimalFast(FastPath):
@@ -291,9 +293,9 @@ def scalar_bytes(where: str, nullable: bool, position: str) -> Built:
             raise decode_mismatch(where, "B", av) from None
         return value if value.__class__ is bytes else bytes(value)
 
-    return Built(
-        to_av, from_av, {"type": "B", "python": "bytes"}, _BytesFast(to_av, nullable=nullable)
-    )
+    # Binary compares as unsigned bytes, as Python compares bytes.
+    fast = _BytesFast(to_av, nullable=nullable)
+    return Built(to_av, from_av, {"type": "B", "python": "bytes"}, fast, "ordered")
 
 
 class _BytesFast(FastPath):
@@ -335,7 +337,8 @@ def scalar_text(
             return text  # let pydantic parse forms fromisoformat does not know (3.10 "Z")
 
     fast = _TextFast(to_av, cls, nullable=nullable)
-    return Built(to_av, from_av, {"type": "S", "python": python}, fast)
+    params = {"type": "S", "python": python}
+    return Built(to_av, from_av, params, fast, TEXT_KEY_ORDER.get(cls, "none"))
 
 
 class _TextFast(FastPath):
@@ -388,6 +391,18 @@ def generic_codec(where: str, nullable: bool, position: str, params: dict[str, A
 
     return Built(to_av, from_av, params, GenericFast(to_av, where, nullable=True))
 
+
+#: How the text forms of `SCALAR_TEXT_TYPES` order. A date's ISO text has fixed width, and
+#: a UUID's canonical hex sorts like its integer (Python's UUID order). A datetime field
+#: holds naive and aware values alike, which Python cannot order against each other: its
+#: text (aware values in UTC) has one form per value, so it can be matched, not ranged.
+#: A time keeps its own offset, so one instant has many texts.
+TEXT_KEY_ORDER: dict[type[Any], KeyOrder] = {
+    _dt.date: "ordered",
+    uuid.UUID: "ordered",
+    _dt.datetime: "equality",
+    _dt.time: "none",
+}
 
 SCALAR_TEXT_TYPES: dict[type[Any], tuple[str, Callable[[Any], str], Callable[[str], Any]]] = {
     _dt.datetime: ("datetime", datetime_text, _dt.datetime.fromisoformat),

@@ -1,6 +1,7 @@
 """The model: table declarations and each entity class compiled once into a frozen plan.
 
-* `table`: `Table`, `GSI`, `LSI`, `Projection`, `Throughput`.
+* `table`: `Table`, `GSI`, `LSI`, `NativeGSI` (multi-attribute keys) and its `KeyPart`,
+  `Projection`, `Throughput`.
 * `plan`: `EntityPlan` / `KeyPlan` / `FieldPlan`, read by every layer above (requests,
   table definitions, snapshots, the planner, the CLI); nothing re-derives from the class.
   And the registry of the entity plans stored in each table (`entity_plans`,
@@ -19,11 +20,13 @@ from singletable.model.plan import (
     FieldPlan,
     IndexKeys,
     KeyPlan,
+    NativeKeyPlan,
+    NativePart,
     entity_plan,
     entity_plans,
     plan_of,
 )
-from singletable.model.table import GSI, LSI, Projection, Table, Throughput
+from singletable.model.table import GSI, LSI, KeyPart, NativeGSI, Projection, Table, Throughput
 
 __all__ = [
     "GSI",
@@ -31,7 +34,11 @@ __all__ = [
     "EntityPlan",
     "FieldPlan",
     "IndexKeys",
+    "KeyPart",
     "KeyPlan",
+    "NativeGSI",
+    "NativeKeyPlan",
+    "NativePart",
     "Projection",
     "Table",
     "Throughput",

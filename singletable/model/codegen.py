@@ -377,6 +377,9 @@ class _EncoderBuilder:
                 s(f"if v[{field_plan.name!r}] is None:")
                 s(f"    item[{field_plan.attribute!r}] = {{'NULL': True}}")
                 self.w.static += _utf8_len(field_plan.attribute) + 1
+        if plan.native_text_parts():
+            native = ns.ref(plan.check_native_parts, "check_native_parts")
+            s(f"{native}(item)")
         check = ns.ref(self.check_size, "check_item_size")
         label = ns.ref(plan.label, "label")
         s(f"if {s.static} + exact + 4 * n > {self.size_limit}:")

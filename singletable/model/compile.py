@@ -19,8 +19,16 @@ from singletable.keys.codec_base import KeyCodec
 from singletable.keys.codecs import codec_for
 from singletable.keys.templates import FIELD_SEGMENT, KeyTemplate
 from singletable.model.codegen import install_generated_codecs
-from singletable.model.plan import EntityPlan, FieldPlan, IndexKeys, KeyPlan
-from singletable.model.table import LSI, KeySchema, Table
+from singletable.model.plan import (
+    EntityPlan,
+    FieldPlan,
+    IndexKeys,
+    KeyPlan,
+    NativeKeyPlan,
+    NativePart,
+    entity_plans,
+)
+from singletable.model.table import LSI, KeyPart, KeySchema, KeyType, NativeGSI, Table
 from singletable.model.unique import UniqueConstraint
 from singletable.types import AttributeValue
 
@@ -147,6 +155,7 @@ class _Compiler:
         self.check_key_field_names(primary)
         indexes = self.index_plans()
         fields, encoders = self.field_plans(primary)
+        native_indexes = self.native_plans(name, fields)
         ttl_field = self.special("ttl", (datetime, int), primary)
         if ttl_field is not None and self.table.ttl_attribute is None:
             raise ModelDefinitionError(
@@ -170,6 +179,7 @@ class _Compiler:
             updated_at_field=self.special("updated_at", (datetime,), primary),
             ttl_field=ttl_field,
             unique=unique,
+            native_indexes=native_indexes,
             _encoders=tuple(encoders),
         )
 
@@ -367,6 +377,109 @@ class _Compiler:
             )
             encoders.append((field_name, field_name, encode))
         return fields, encoders
+
+    # -- native GSIs -----------------------------------------------------------------
+
+    def native_plans(self, name: str, fields: Mapping[str, FieldPlan]) -> dict[str, NativeKeyPlan]:
+        """The native GSIs this entity feeds; every part attribute it stores is checked.
+
+        A field stored under a part's attribute must be S, N or B and agree in type with
+        the declaration and the table's other entities, whether or not the entity stores
+        the other parts: DynamoDB refuses an item whose index key attribute has another
+        type. Only an entity that stores every part is in the index; its sort parts must
+        order like their values, its partition parts have one stored form per value.
+        """
+        by_attribute = {f.attribute: f for f in fields.values()}
+        others = self.other_types(name)
+        result: dict[str, NativeKeyPlan] = {}
+        for spec in self.table.native_indexes.values():
+            parts: list[NativePart] = []
+            for role, declared in [("pk", p) for p in spec.pk] + [("sk", p) for p in spec.sk]:
+                field_plan = by_attribute.get(declared.attribute)
+                if field_plan is not None:
+                    where = (
+                        f"{self.label}.{field_plan.name} (attribute {declared.attribute!r} of "
+                        f"native GSI {spec.name!r})"
+                    )
+                    kind = self.part_type(where, field_plan, declared, others)
+                    parts.append(self.native_part(where, role, field_plan, kind))
+            if len(parts) < len(spec.parts):
+                continue  # not every part stored: never in the index
+            self.check_native_field_names(spec, parts)
+            optional = frozenset(p.field for p in parts if fields[p.field].nullable)
+            pk_parts = tuple(parts[: len(spec.pk)])
+            result[spec.name] = NativeKeyPlan(
+                spec, pk_parts, tuple(parts[len(spec.pk) :]), optional
+            )
+        return result
+
+    def other_types(self, name: str) -> dict[str, tuple[KeyType, str]]:
+        """The key-scalar type of each attribute the table's other entities store."""
+        types: dict[str, tuple[KeyType, str]] = {}
+        for plan in entity_plans(self.table):
+            if plan.name == name:  # another version of this entity: migrations handle it
+                continue
+            for field_plan in plan.fields.values():
+                kind = field_plan.codec.params().get("type")
+                if kind in ("S", "N", "B"):
+                    types.setdefault(field_plan.attribute, (kind, f"{plan.name}.{field_plan.name}"))
+        return types
+
+    def part_type(
+        self,
+        where: str,
+        field_plan: FieldPlan,
+        declared: KeyPart,
+        others: Mapping[str, tuple[KeyType, str]],
+    ) -> KeyType:
+        kind = field_plan.codec.params().get("type")
+        if kind not in ("S", "N", "B"):
+            raise ModelDefinitionError(
+                f"{where}: the field is stored as {kind}, and a key attribute must be S, N or "
+                "B; give it a str, number, bytes, date, UUID or enum type, or rename the field"
+            )
+        if declared.type is not None and declared.type != kind:
+            raise ModelDefinitionError(
+                f"{where}: the field is stored as {kind}, but the index declares the "
+                f"attribute as {declared.type}"
+            )
+        other = others.get(declared.attribute)
+        if other is not None and other[0] != kind:
+            raise ModelDefinitionError(
+                f"{where}: the field is stored as {kind}, but {other[1]} stores the same "
+                f"attribute as {other[0]}; DynamoDB refuses an index key attribute of either "
+                "type once the other is the index's; give the fields one type or other names"
+            )
+        assert kind in ("S", "N", "B")
+        return typing.cast(KeyType, kind)
+
+    def native_part(
+        self, where: str, role: str, field_plan: FieldPlan, kind: KeyType
+    ) -> NativePart:
+        order = field_plan.codec.key_order
+        if field_plan.stores_none:
+            raise ModelDefinitionError(
+                f"{where}: None is stored as NULL (the field's default is not None), and "
+                "a key attribute cannot be NULL; make None the default, or the field required"
+            )
+        if order == "none" or (role == "sk" and order != "ordered"):
+            need = "one stored form per value" if role == "pk" else "a stored form that orders"
+            raise ModelDefinitionError(
+                f"{where}: a {role} part needs {need} like its values, and the field's "
+                f"{field_plan.codec.params().get('python', kind)} codec does not give it "
+                f"(key order: {order}); store a number, str, date, UUID or ordered enum "
+                "instead (an epoch int for a datetime), or key a template GSI with a key codec"
+            )
+        return NativePart(field_plan.name, field_plan.attribute, kind, order == "ordered")
+
+    def check_native_field_names(self, spec: NativeGSI, parts: list[NativePart]) -> None:
+        # The parts are passed to query(index=..., **values) beside its options.
+        for part in parts:
+            if part.field in _KEY_OPTION_NAMES:
+                raise ModelDefinitionError(
+                    f"{self.label}.{part.field}: a field of native GSI {spec.name!r} cannot "
+                    f"be named {part.field!r}, which the operations take as an option"
+                )
 
     def special(self, option: str, allowed: tuple[type, ...], primary: KeyPlan) -> str | None:
         """The field named by keyword ``option`` (ttl, version_field, created_at, ...)."""

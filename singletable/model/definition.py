@@ -10,18 +10,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from singletable.model.plan import native_key_types
 from singletable.model.table import (
     GSI,
     LSI,
     BillingMode,
     KeyType,
+    NativeGSI,
     StreamView,
     Table,
     Throughput,
 )
 
 
-def index_projection(table: Table, index: GSI | LSI) -> dict[str, Any]:
+def index_projection(table: Table, index: GSI | LSI | NativeGSI) -> dict[str, Any]:
     """The ``Projection`` of an index as DynamoDB gets it.
 
     An ``INCLUDE`` projection also carries the entity and version attributes: without
@@ -37,8 +39,11 @@ def index_projection(table: Table, index: GSI | LSI) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class KeyPart:
-    """One attribute of a key: its name, DynamoDB type and role (``HASH`` or ``RANGE``)."""
+class KeyAttribute:
+    """One attribute of a key: its name, DynamoDB type and role (``HASH`` or ``RANGE``).
+
+    (Not `singletable.KeyPart`, which declares a native GSI's part on the model.)
+    """
 
     name: str
     type: KeyType
@@ -49,20 +54,20 @@ class KeyPart:
 class IndexDefinition:
     """One index as every writer renders it (see `TableDefinition`).
 
-    ``key`` is a tuple of parts, HASH parts first: today one HASH and at most one RANGE
-    part, and DynamoDB's multi-attribute GSI keys (up to four of each) fit unchanged.
+    ``key`` is a tuple of parts, HASH parts first: one HASH and at most one RANGE part for
+    a template index, up to four of each, in order, for a native (multi-attribute) GSI.
     ``non_key_attributes`` already carries the bookkeeping attributes (`index_projection`).
     """
 
     name: str
     kind: Literal["GSI", "LSI"]
-    key: tuple[KeyPart, ...]
+    key: tuple[KeyAttribute, ...]
     projection: Literal["ALL", "KEYS_ONLY", "INCLUDE"]
     non_key_attributes: tuple[str, ...] = ()
     #: Provisioned capacity of a GSI of a PROVISIONED table (its own, else the table's).
     throughput: Throughput | None = None
 
-    def parts(self, role: Literal["HASH", "RANGE"]) -> tuple[KeyPart, ...]:
+    def parts(self, role: Literal["HASH", "RANGE"]) -> tuple[KeyAttribute, ...]:
         """The key parts of one role, in order."""
         return tuple(p for p in self.key if p.role == role)
 
@@ -76,7 +81,7 @@ class TableDefinition:
     """
 
     name: str
-    key: tuple[KeyPart, ...]
+    key: tuple[KeyAttribute, ...]
     #: Every key attribute of the table and its indexes, with its type, in first-use order.
     attributes: tuple[tuple[str, KeyType], ...]
     billing_mode: BillingMode
@@ -90,7 +95,7 @@ class TableDefinition:
     #: Sorted by key, so that every output lists them alike.
     tags: tuple[tuple[str, str], ...]
 
-    def parts(self, role: Literal["HASH", "RANGE"]) -> tuple[KeyPart, ...]:
+    def parts(self, role: Literal["HASH", "RANGE"]) -> tuple[KeyAttribute, ...]:
         """The table's key parts of one role."""
         return tuple(p for p in self.key if p.role == role)
 
@@ -99,16 +104,24 @@ class TableDefinition:
         return tuple(i for i in self.indexes if i.kind == kind)
 
 
-def _key(pk: str, pk_type: KeyType, sk: str | None, sk_type: KeyType) -> tuple[KeyPart, ...]:
-    parts = [KeyPart(pk, pk_type, "HASH")]
+def _key(pk: str, pk_type: KeyType, sk: str | None, sk_type: KeyType) -> tuple[KeyAttribute, ...]:
+    parts = [KeyAttribute(pk, pk_type, "HASH")]
     if sk is not None:
-        parts.append(KeyPart(sk, sk_type, "RANGE"))
+        parts.append(KeyAttribute(sk, sk_type, "RANGE"))
     return tuple(parts)
 
 
-def _index_definition(table: Table, index: GSI | LSI) -> IndexDefinition:
+def _index_definition(
+    table: Table, index: GSI | LSI | NativeGSI, part_types: dict[str, KeyType]
+) -> IndexDefinition:
     projection = index_projection(table, index)
-    if isinstance(index, GSI):
+    if isinstance(index, NativeGSI):
+        key = tuple(KeyAttribute(p.attribute, part_types[p.attribute], "HASH") for p in index.pk)
+        key += tuple(KeyAttribute(p.attribute, part_types[p.attribute], "RANGE") for p in index.sk)
+        throughput = (
+            (index.throughput or table.throughput) if table.billing_mode == "PROVISIONED" else None
+        )
+    elif isinstance(index, GSI):
         key = _key(index.pk, index.pk_type, index.sk, index.sk_type)
         throughput = (
             (index.throughput or table.throughput) if table.billing_mode == "PROVISIONED" else None
@@ -126,15 +139,32 @@ def _index_definition(table: Table, index: GSI | LSI) -> IndexDefinition:
     )
 
 
+def attribute_definitions(table: Table) -> dict[str, KeyType]:
+    """Every key attribute of the table and its indexes (native parts too), with its type.
+
+    Raises:
+        ModelDefinitionError: A native part's type is neither declared nor stored by a
+            registered entity.
+    """
+    return {**table.key_attributes(), **native_key_types(table)}
+
+
 def table_definition(table: Table) -> TableDefinition:
-    """The neutral definition of ``table`` that every definition writer renders."""
+    """The neutral definition of ``table`` that every definition writer renders.
+
+    Raises:
+        ModelDefinitionError: A native GSI part's type is neither declared nor stored by
+            a registered entity.
+    """
+    attributes = attribute_definitions(table)
+    indexes = [*table.indexes.values(), *table.native_indexes.values()]
     return TableDefinition(
         name=table.name,
         key=_key(table.pk, table.pk_type, table.sk, table.sk_type),
-        attributes=tuple(table.key_attributes().items()),
+        attributes=tuple(attributes.items()),
         billing_mode=table.billing_mode,
         throughput=table.throughput,
-        indexes=tuple(_index_definition(table, i) for i in table.indexes.values()),
+        indexes=tuple(_index_definition(table, i, attributes) for i in indexes),
         ttl_attribute=table.ttl_attribute,
         stream=table.stream,
         point_in_time_recovery=table.point_in_time_recovery,
@@ -144,7 +174,7 @@ def table_definition(table: Table) -> TableDefinition:
     )
 
 
-def key_schema_of(parts: tuple[KeyPart, ...]) -> list[dict[str, str]]:
+def key_schema_of(parts: tuple[KeyAttribute, ...]) -> list[dict[str, str]]:
     """DynamoDB's KeySchema list for key parts."""
     return [{"AttributeName": p.name, "KeyType": p.role} for p in parts]
 
@@ -167,17 +197,24 @@ def index_entries(definition: TableDefinition, kind: Literal["GSI", "LSI"]) -> l
 
     CreateTable and CloudFormation share this shape.
     """
-    entries = []
-    for index in definition.of_kind(kind):
-        entry: dict[str, Any] = {
-            "IndexName": index.name,
-            "KeySchema": key_schema_of(index.key),
-            "Projection": projection_of(index),
-        }
-        if index.throughput is not None:
-            entry["ProvisionedThroughput"] = throughput_of(index.throughput)
-        entries.append(entry)
-    return entries
+    return [index_entry(index) for index in definition.of_kind(kind)]
+
+
+def index_entry(index: IndexDefinition) -> dict[str, Any]:
+    """One index as CreateTable, UpdateTable's ``Create`` and CloudFormation take it."""
+    entry: dict[str, Any] = {
+        "IndexName": index.name,
+        "KeySchema": key_schema_of(index.key),
+        "Projection": projection_of(index),
+    }
+    if index.throughput is not None:
+        entry["ProvisionedThroughput"] = throughput_of(index.throughput)
+    return entry
+
+
+def gsi_request(table: Table, index: GSI | NativeGSI) -> dict[str, Any]:
+    """The ``GlobalSecondaryIndexes`` entry of one GSI of ``table`` (an index creation's too)."""
+    return index_entry(_index_definition(table, index, attribute_definitions(table)))
 
 
 def create_table_request(table: Table | TableDefinition) -> dict[str, Any]:

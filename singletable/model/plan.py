@@ -25,7 +25,7 @@ from singletable.errors import (
     ModelDefinitionError,
 )
 from singletable.keys.templates import KeyTemplate
-from singletable.model.table import KeySchema, Table
+from singletable.model.table import KeySchema, KeyType, NativeGSI, Table
 from singletable.types import AttributeValue, Item
 
 if typing.TYPE_CHECKING:
@@ -94,6 +94,71 @@ class KeyPlan:
 
 
 @dataclass(frozen=True)
+class NativePart:
+    """One attribute of a native GSI key, as one entity stores it."""
+
+    field: str
+    attribute: str
+    type: KeyType
+    #: The stored form orders like the values (`KeyOrder` ``"ordered"``): range
+    #: conditions on the part select what the same comparison selects in Python.
+    ordered: bool
+
+
+@dataclass(frozen=True)
+class NativeKeyPlan:
+    """How an entity feeds a native GSI: its fields stored under every part's attribute.
+
+    Nothing is written for the index; an item is in it exactly when every part's field is
+    not ``None`` (`optional_fields` are the ones that can be).
+    """
+
+    spec: NativeGSI
+    pk: tuple[NativePart, ...]
+    sk: tuple[NativePart, ...]
+    #: Fields whose ``None`` keeps the item out of this (sparse) index.
+    optional_fields: frozenset[str] = frozenset()
+
+    @property
+    def index(self) -> str:
+        """The index name."""
+        return self.spec.name
+
+    @property
+    def parts(self) -> tuple[NativePart, ...]:
+        """Every part: partition parts, then sort parts."""
+        return self.pk + self.sk
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The fields of every part, partition parts first."""
+        return tuple(p.field for p in self.parts)
+
+    def in_index(self, obj: BaseModel) -> bool:
+        """Whether ``obj``'s item is in the index (every part's field is set)."""
+        values = obj.__dict__
+        return all(values.get(name) is not None for name in self.optional_fields)
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-able: the parts in order with their fields, types and order."""
+
+        def part(p: NativePart) -> dict[str, Any]:
+            return {
+                "attribute": p.attribute,
+                "field": p.field,
+                "type": p.type,
+                "ordered": p.ordered,
+            }
+
+        return {
+            "native": True,
+            "pk": [part(p) for p in self.pk],
+            "sk": [part(p) for p in self.sk],
+            "sparse_fields": sorted(self.optional_fields),
+        }
+
+
+@dataclass(frozen=True)
 class EntityPlan:
     """The compiled form of an entity class: read by every other layer."""
 
@@ -110,6 +175,8 @@ class EntityPlan:
     ttl_field: str | None = None
     #: Uniqueness constraints (`singletable.model.unique`), in declaration order.
     unique: tuple[UniqueConstraint, ...] = ()
+    #: The native GSIs this entity feeds (it stores every part), by index name.
+    native_indexes: Mapping[str, NativeKeyPlan] = field(default_factory=dict)
     _encoders: tuple[tuple[str, str, Callable[[Any], AttributeValue | None]], ...] = field(
         default=(), repr=False
     )
@@ -122,6 +189,36 @@ class EntityPlan:
     def label(self) -> str:
         """How messages name this entity."""
         return f"entity {self.name}"
+
+    def native_text_parts(self) -> dict[str, str]:
+        """The S and B native GSI parts this entity stores: attribute -> index name.
+
+        Every entity that stores a part's attribute counts, whether or not it feeds the
+        index: DynamoDB refuses an empty value in any index key attribute.
+        """
+        result: dict[str, str] = {}
+        for index in self.table.native_indexes.values():
+            for part in index.parts:
+                for field_plan in self.fields.values():
+                    kind = field_plan.codec.params().get("type")
+                    if field_plan.attribute == part.attribute and kind in ("S", "B"):
+                        result.setdefault(part.attribute, index.name)
+        return result
+
+    def check_native_parts(self, item: Item) -> None:
+        """Refuse an item with an empty string or binary in a native GSI key attribute.
+
+        Raises:
+            ItemEncodeError: DynamoDB would refuse the write.
+        """
+        for attribute, index in self.native_text_parts().items():
+            av = item.get(attribute)
+            if av is not None and not next(iter(av.values())):
+                raise ItemEncodeError(
+                    f"{self.name}.{attribute}: an empty value cannot be stored in attribute "
+                    f"{attribute!r}, a key attribute of native GSI {index!r} (DynamoDB refuses "
+                    "empty key values); store None to leave the item out of the index"
+                )
 
     def key_plan(self, index: str | None) -> KeyPlan:
         """The table's key plan (``None``) or the named index's."""
@@ -186,6 +283,7 @@ class EntityPlan:
         for field_plan in self.fields.values():
             if field_plan.stores_none and values[field_plan.name] is None:
                 item[field_plan.attribute] = {"NULL": True}
+        self.check_native_parts(item)
         check_item_size(item, where=self.label)
         return item
 
@@ -312,6 +410,11 @@ class EntityPlan:
             "ttl_field": self.ttl_field,
             # Only when declared, so snapshots of models without constraints are unchanged.
             **({"unique": [c.describe() for c in self.unique]} if self.unique else {}),
+            **(
+                {"native_indexes": {n: kp.describe() for n, kp in self.native_indexes.items()}}
+                if self.native_indexes
+                else {}
+            ),
         }
 
     def unique_fields(self) -> frozenset[str]:
@@ -424,6 +527,39 @@ def item_plan(table: Table, item: Mapping[str, AttributeValue]) -> EntityPlan | 
         return entity_plan(table, name, int(version))
     except ValueError:
         return None
+
+
+def native_key_types(table: Table, *, unknown_ok: bool = False) -> dict[str, KeyType]:
+    """The type of every native GSI part attribute of ``table``.
+
+    A part's declared type, else the type of the fields that store it in the entities
+    registered on the table (class creation made them agree). With ``unknown_ok`` a part
+    of unknown type is left out instead.
+
+    Raises:
+        ModelDefinitionError: A part has no declared type and no registered entity
+            stores it.
+    """
+    stored: dict[str, KeyType] = {}
+    for plan in entity_plans(table):
+        for field_plan in plan.fields.values():
+            kind = field_plan.codec.params().get("type")
+            if kind in ("S", "N", "B"):
+                stored.setdefault(field_plan.attribute, kind)
+    types: dict[str, KeyType] = {}
+    for index in table.native_indexes.values():
+        for part in index.parts:
+            kind = part.type or stored.get(part.attribute)
+            if kind is None and unknown_ok:
+                continue
+            if kind is None:
+                raise ModelDefinitionError(
+                    f"table {table.name!r}, native GSI {index.name!r}: no entity stores part "
+                    f"{part.attribute!r} yet, so its type is unknown; define the entities "
+                    f"first, or declare KeyPart({part.attribute!r}, 'S' | 'N' | 'B')"
+                )
+            types[part.attribute] = kind
+    return types
 
 
 def plan_of(model: type[BaseModel]) -> EntityPlan:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -16,6 +16,8 @@ StreamView = Literal["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"
 #: DynamoDB's default quotas: GSIs per table, and LSIs (which exist only from table creation).
 MAX_GSIS = 20
 MAX_LSIS = 5
+#: The attributes a native (multi-attribute) GSI key may have on each side.
+MAX_KEY_PARTS = 4
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,102 @@ class LSI:
         return "LSI"
 
 
+@dataclass(frozen=True)
+class KeyPart:
+    """One attribute of a native GSI key, with its DynamoDB type if declared.
+
+    ``type=None`` takes the type of the fields that store the attribute (every entity that
+    stores it must agree); declare it for a table whose entities are not defined yet.
+    """
+
+    attribute: str
+    type: KeyType | None = None
+
+
+def _parts(index: str, role: str, parts: object) -> tuple[KeyPart, ...]:
+    if isinstance(parts, (str, KeyPart)):
+        parts = (parts,)
+    if not isinstance(parts, Sequence):
+        raise ModelDefinitionError(
+            f"native GSI {index!r}: {role} must be a list of attribute names or KeyParts, "
+            f"got {parts!r}"
+        )
+    result = tuple(KeyPart(p) if isinstance(p, str) else p for p in parts)
+    for part in result:
+        if not isinstance(part, KeyPart) or not part.attribute:
+            raise ModelDefinitionError(
+                f"native GSI {index!r}: {role} part {part!r} is not an attribute name"
+            )
+        if part.type not in (None, "S", "N", "B"):
+            raise ModelDefinitionError(
+                f"native GSI {index!r}: part {part.attribute!r} has type {part.type!r}; a key "
+                "attribute is S, N or B"
+            )
+    return result
+
+
+@dataclass(frozen=True, init=False)
+class NativeGSI:
+    """A GSI keyed on the entities' own attributes: DynamoDB's multi-attribute keys.
+
+    The partition key is 1-4 attributes, hashed together; the sort key 0-4 attributes,
+    ordered left to right, each by its own type (numbers numerically). An entity feeds the
+    index by having fields stored under every part's attribute; an item that lacks one
+    of them (an optional field left ``None``) is not in the index. Nothing is written
+    for the index itself.
+
+    Args:
+        name: The index name.
+        pk: The partition key attributes, in order (names or `KeyPart`).
+        sk: The sort key attributes, in order.
+        projection: What the index copies.
+        throughput: Its provisioned capacity (PROVISIONED tables; else the table's).
+    """
+
+    name: str
+    pk: tuple[KeyPart, ...]
+    sk: tuple[KeyPart, ...]
+    projection: Projection
+    throughput: Throughput | None
+
+    def __init__(
+        self,
+        name: str,
+        pk: Sequence[str | KeyPart] | str,
+        sk: Sequence[str | KeyPart] | str = (),
+        *,
+        projection: Projection | None = None,
+        throughput: Throughput | None = None,
+    ) -> None:
+        pk_parts, sk_parts = _parts(name, "pk", pk), _parts(name, "sk", sk)
+        if not 1 <= len(pk_parts) <= MAX_KEY_PARTS or len(sk_parts) > MAX_KEY_PARTS:
+            raise ModelDefinitionError(
+                f"native GSI {name!r}: {len(pk_parts)} partition and {len(sk_parts)} sort key "
+                f"attributes; DynamoDB takes 1-{MAX_KEY_PARTS} and 0-{MAX_KEY_PARTS}"
+            )
+        names = [p.attribute for p in (*pk_parts, *sk_parts)]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ModelDefinitionError(
+                f"native GSI {name!r}: attribute {twice[0]!r} is named twice in its key"
+            )
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "pk", pk_parts)
+        object.__setattr__(self, "sk", sk_parts)
+        object.__setattr__(self, "projection", projection or Projection())
+        object.__setattr__(self, "throughput", throughput)
+
+    @property
+    def kind(self) -> Literal["GSI", "LSI"]:
+        """``"GSI"``."""
+        return "GSI"
+
+    @property
+    def parts(self) -> tuple[KeyPart, ...]:
+        """Every key attribute: partition parts, then sort parts."""
+        return self.pk + self.sk
+
+
 Index = GSI | LSI
 
 
@@ -135,7 +233,8 @@ class Table:
         delimiter: The character that joins key segments.
         escape: The character that starts an escape sequence inside a key segment; every
             character up to and including it is escaped so that key order is value order.
-        indexes: GSIs and LSIs.
+        indexes: GSIs and LSIs keyed by templates, and native GSIs (`NativeGSI`) keyed
+            by the entities' own attributes.
         ttl_attribute: Attribute that DynamoDB's Time To Live reads (epoch seconds).
         billing_mode: ``PAY_PER_REQUEST`` or ``PROVISIONED``.
         throughput: Provisioned capacity (PROVISIONED only).
@@ -158,7 +257,7 @@ class Table:
         sk_type: KeyType = "S",
         delimiter: str = "#",
         escape: str = "%",
-        indexes: Iterable[Index] = (),
+        indexes: Iterable[Index | NativeGSI] = (),
         ttl_attribute: str | None = None,
         billing_mode: BillingMode = "PAY_PER_REQUEST",
         throughput: Throughput | None = None,
@@ -182,10 +281,16 @@ class Table:
         self.delimiter = delimiter
         self.escape = escape
         self.indexes: dict[str, Index] = {}
+        # Apart from the template indexes: they have no key attribute of their own, and
+        # every reader of `indexes` expects one pk (and sk) attribute per index.
+        self.native_indexes: dict[str, NativeGSI] = {}
         for index in indexes:
-            if index.name in self.indexes:
+            if index.name in self.indexes or index.name in self.native_indexes:
                 raise ModelDefinitionError(f"table {name!r}: index {index.name!r} declared twice")
-            self.indexes[index.name] = index
+            if isinstance(index, NativeGSI):
+                self.native_indexes[index.name] = index
+            else:
+                self.indexes[index.name] = index
         self.ttl_attribute = ttl_attribute
         self.billing_mode: BillingMode = billing_mode
         self.throughput = throughput
@@ -204,9 +309,10 @@ class Table:
             raise ModelDefinitionError("a table needs a name")
         gsis = [i for i in self.indexes.values() if isinstance(i, GSI)]
         lsis = [i for i in self.indexes.values() if isinstance(i, LSI)]
-        if len(gsis) > MAX_GSIS:
+        if len(gsis) + len(self.native_indexes) > MAX_GSIS:
             raise ModelDefinitionError(
-                f"{where}: {len(gsis)} GSIs declared; DynamoDB's default quota is {MAX_GSIS}"
+                f"{where}: {len(gsis) + len(self.native_indexes)} GSIs declared; DynamoDB's "
+                f"default quota is {MAX_GSIS}"
             )
         if len(lsis) > MAX_LSIS:
             raise ModelDefinitionError(
@@ -245,6 +351,33 @@ class Table:
                 raise ModelDefinitionError(
                     f"{where}: index {schema.index!r} uses {schema.pk!r} as both keys"
                 )
+        self._validate_native(types, reserved)
+
+    def _validate_native(self, template_keys: Mapping[str, KeyType], reserved: set[str]) -> None:
+        """Native parts are attributes the entities' fields store, of one type each."""
+        declared: dict[str, KeyType] = {}
+        for index in self.native_indexes.values():
+            for part in index.parts:
+                where = f"table {self.name!r}, native GSI {index.name!r}, part {part.attribute!r}"
+                # Template key attributes hold key text built by singletable, never a
+                # field's own value, so no entity can feed them to a native key.
+                if part.attribute in template_keys or part.attribute in reserved:
+                    raise ModelDefinitionError(
+                        f"{where}: the attribute is a template key or bookkeeping attribute "
+                        "of the table, not one an entity field stores; name a field's attribute"
+                    )
+                if part.attribute == self.ttl_attribute:
+                    raise ModelDefinitionError(f"{where}: the attribute is the TTL attribute")
+                if part.type is not None and declared.setdefault(part.attribute, part.type) != (
+                    part.type
+                ):
+                    raise ModelDefinitionError(
+                        f"{where}: declared as both {declared[part.attribute]} and {part.type}"
+                    )
+
+    def index_names(self) -> list[str]:
+        """Every index of the table, template and native, in declaration order."""
+        return [*self.indexes, *self.native_indexes]
 
     def key_schema(self, index: str | None = None) -> KeySchema:
         """The key attributes of the table (``index=None``) or of the named index."""

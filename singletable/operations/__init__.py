@@ -10,6 +10,7 @@ Executors in `singletable.io` drive them; write your own executor against `Execu
 from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
 from singletable.operations.collection import Collection, CollectionQuery, CollectionResult
 from singletable.operations.items import Delete, Get, ProjectedGet, Put
+from singletable.operations.native import NativeQuery
 from singletable.operations.protocol import (
     AsyncExecutor,
     Call,
@@ -39,6 +40,7 @@ __all__ = [
     "Delete",
     "Emit",
     "EntityQuery",
+    "NativeQuery",
     "Executor",
     "Folded",
     "Get",

@@ -13,6 +13,7 @@ from singletable.expressions.paths import Placeholders
 from singletable.model.plan import plan_of
 from singletable.operations.bounds import partition_key_text
 from singletable.operations.common import key_ref
+from singletable.operations.native import NativeQuery, native_plan
 from singletable.operations.protocol import AsyncExecutor, Executor, Operation, Step
 from singletable.operations.reads import BaseQuery, Page, decode_any
 from singletable.operations.stream import Folded, consume
@@ -66,6 +67,14 @@ class Collection:
         self.members = frozenset((p.name, str(p.version)) for p in self.plans)
         first = self.plans[0]
         self.table = first.table
+        if index is not None and index in self.table.native_indexes:
+            # Every entity storing the parts is in a native GSI, under the same parts.
+            for plan in self.plans:
+                if plan.table is not self.table:
+                    raise QueryError(f"collection {name!r}: {plan.label} is on another table")
+                native_plan(plan, index)
+            self.key_plans = []
+            return
         self.key_plans = [p.key_plan(index) for p in self.plans]
         base = self.key_plans[0].pk
         for plan, key_plan in zip(self.plans, self.key_plans, strict=True):
@@ -79,7 +88,12 @@ class Collection:
                 )
 
     def query(self, **values: Any) -> CollectionQuery:
-        """Read the partition given by the partition key fields."""
+        """Read the partition given by the partition key fields.
+
+        On a native GSI: every partition part's field, then leading sort parts' fields.
+        """
+        if not self.key_plans:
+            return NativeCollectionQuery(self, values)
         return CollectionQuery(self, values)
 
 
@@ -241,3 +255,47 @@ class CollectionQuery(BaseQuery["BaseModel"]):
             return result
 
         return Folded(lambda: self.params(cursor), steps)
+
+
+class NativeCollectionQuery(CollectionQuery):
+    """A collection on a native GSI: one partition of it, each item decoded into its class.
+
+    The key condition is a member's `NativeQuery` (equality on every partition part and
+    on leading sort parts, the same rules); the results are every member's items.
+    """
+
+    def __init__(self, collection: Collection, values: Mapping[str, Any]) -> None:
+        BaseQuery.__init__(self, collection.table)
+        self.collection = collection
+        assert collection.index is not None
+        self._key: NativeQuery[BaseModel] = NativeQuery(
+            collection.plans[0], values, collection.index
+        )
+        self._forward = True
+
+    def begins_with(self, **field: str) -> CollectionQuery:
+        """Not on a native GSI: give leading sort parts to `Collection.query` instead."""
+        raise QueryError(
+            f"collection {self.collection.name!r} is on native GSI {self.collection.index!r}: "
+            "give the sort parts' values to query(), left to right"
+        )
+
+    def _partition_av(self) -> tuple[str, dict[str, str]] | None:
+        return None
+
+    def _partition_avs(self) -> list[tuple[str, dict[str, str]]]:
+        return self._key._partition_avs()
+
+    def _request(self, ph: Placeholders) -> dict[str, Any]:
+        key = self._key if self._forward else self._key.descending()
+        request = key._request(ph)
+        return request
+
+    def _identity(self) -> dict[str, Any]:
+        return {
+            **self._key._identity(),
+            "kind": "collection-query",
+            "collection": self.collection.name,
+            "entity": None,
+            "forward": self._forward,
+        }

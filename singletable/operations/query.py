@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 E = TypeVar("E", bound=BaseModel)
 
 
-def _sort_condition(ref: FieldRef[Any], op: str, values: list[object]) -> Condition:
+def sort_condition(ref: FieldRef[Any], op: str, values: list[object]) -> Condition:
+    """The key condition ``op`` on ``ref`` with its operands (a begins_with takes text)."""
     first = values[0]
     if op == "eq":
         return ref == first
@@ -273,7 +274,7 @@ class EntityQuery(BaseQuery[E]):
             ref = key_ref(schema.sk)
             sk_type = self.key_plan.sk.key_type
             avs: list[object] = [v if sk_type == "S" else {sk_type: v} for v in condition.values]
-            parts.append(render_condition(_sort_condition(ref, condition.op, avs), ph))
+            parts.append(render_condition(sort_condition(ref, condition.op, avs), ph))
         request: dict[str, Any] = {
             "TableName": self.table.name,
             "KeyConditionExpression": " AND ".join(parts),

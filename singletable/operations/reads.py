@@ -22,7 +22,7 @@ from singletable.expressions.conditions import Condition, render_condition
 from singletable.expressions.paths import Placeholders
 from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES
 from singletable.model.jobs import is_reserved_item
-from singletable.model.plan import item_plan
+from singletable.model.plan import item_plan, native_key_types
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
 from singletable.operations.protocol import (
     AsyncExecutor,
@@ -228,7 +228,10 @@ class BaseQuery(Generic[T]):
         """The attributes of an ``ExclusiveStartKey`` for this read (table and index keys)."""
         attributes = [self.table.pk] + ([self.table.sk] if self.table.sk else [])
         index = self._index()
-        if index is not None:
+        native = self.table.native_indexes.get(index) if index is not None else None
+        if native is not None:
+            attributes += [p.attribute for p in native.parts]
+        elif index is not None:
             schema = self.table.key_schema(index)
             attributes += [schema.pk] + ([schema.sk] if schema.sk else [])
         return list(dict.fromkeys(attributes))
@@ -236,6 +239,25 @@ class BaseQuery(Generic[T]):
     def _partition_av(self) -> tuple[str, dict[str, str]] | None:
         """The partition key attribute and value every start key must have (queries)."""
         return None
+
+    def _partition_avs(self) -> list[tuple[str, dict[str, str]]]:
+        """Every partition key attribute and value a start key must have (native: several)."""
+        partition = self._partition_av()
+        return [] if partition is None else [partition]
+
+    def _key_types(self) -> dict[str, tuple[str, bool]]:
+        """Each key attribute's type, and whether it is a partition key (its size limit)."""
+        partition_keys = {s.pk for s in self.table.key_schemas()}
+        types: dict[str, tuple[str, bool]] = {
+            a: (t, a in partition_keys) for a, t in self.table.key_attributes().items()
+        }
+        index = self._index()
+        native = self.table.native_indexes.get(index) if index is not None else None
+        if native is not None:
+            stored = native_key_types(self.table, unknown_ok=True)
+            for part in native.parts:
+                types[part.attribute] = (stored.get(part.attribute, "S"), part in native.pk)
+        return types
 
     def _check_start_key(self, key: Item) -> None:
         # An unsigned cursor can be edited: at least make sure its start key has the
@@ -247,21 +269,23 @@ class BaseQuery(Generic[T]):
                 f"cursor was altered: its start key has attributes {sorted(key)}, "
                 f"this read's keys have {sorted(expected)}"
             )
-        types = self.table.key_attributes()
-        partition_keys = {s.pk for s in self.table.key_schemas()}
+        types = self._key_types()
         for name in expected:
-            problem = _key_value_problem(key[name], types[name], partition=name in partition_keys)
+            kind, partition_key = types[name]
+            problem = _key_value_problem(key[name], kind, partition=partition_key)
             if problem:
                 raise CursorError(f"cursor was altered: its start key attribute {name!r} {problem}")
-        partition = self._partition_av()
-        if partition is not None and not _same_key_value(key[partition[0]], partition[1]):
-            raise CursorError(
-                f"cursor was altered: its start key is in partition {key[partition[0]]!r}, "
-                f"not this query's {partition[1]!r}"
-            )
+        for attribute, value in self._partition_avs():
+            if not _same_key_value(key[attribute], value):
+                raise CursorError(
+                    f"cursor was altered: its start key is in partition {key[attribute]!r}, "
+                    f"not this query's {value!r}"
+                )
 
     def _gsi_names(self) -> set[str]:
-        return {n for n, i in self.table.indexes.items() if i.kind == "GSI"}
+        return {n for n, i in self.table.indexes.items() if i.kind == "GSI"} | set(
+            self.table.native_indexes
+        )
 
     def _fingerprint(self) -> dict[str, str]:
         identity = self._identity()
@@ -355,7 +379,10 @@ class BaseQuery(Generic[T]):
                 sent = yield out
 
     def _sort_attribute(self) -> str | None:
-        return self.table.key_schema(self._index()).sk
+        index = self._index()
+        if index is not None and index in self.table.native_indexes:
+            return None  # no key text: no key excluded by its text either
+        return self.table.key_schema(index).sk
 
     # -- terminals (overloaded on the executor's kind; each defined once) ---------------
     #

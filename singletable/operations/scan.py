@@ -72,7 +72,12 @@ class Scan(BaseQuery[T]):
         return None
 
     def _request(self, ph: Placeholders) -> dict[str, Any]:
-        spec = self.table.indexes.get(self.index) if self.index is not None else None
+        index = self.index
+        spec = (
+            None
+            if index is None
+            else self.table.native_indexes.get(index) or self.table.indexes.get(index)
+        )
         if self.plan is not None and spec is not None and spec.projection.type == "KEYS_ONLY":
             raise QueryError(
                 f"{self.plan.label}: index {self.index!r} projects KEYS_ONLY, so its items "

@@ -135,6 +135,10 @@ class Update(Builder, Operation[E]):
             field = self.plan.fields[name]
             if value is not None:
                 value = self.plan.validate_field(name, value)
+                if field.attribute in self.plan.native_text_parts():
+                    stored = field.codec.to_av(value)
+                    if stored is not None:
+                        self.plan.check_native_parts({field.attribute: stored})
             elif field.required and not field.nullable:
                 raise ExpressionError(
                     f"{self.plan.label}: field {name!r} is required; removing it (None) "
@@ -159,6 +163,21 @@ class Update(Builder, Operation[E]):
                 raise ExpressionError(
                     f"{self.plan.label}: field {name!r} is required; removing it would make "
                     "the item undecodable"
+                )
+        for name in names:
+            field = self.plan.fields[name]
+            native = [
+                i.name
+                for i in self.plan.table.native_indexes.values()
+                if field.attribute in (p.attribute for p in i.parts)
+            ]
+            if native and not field.nullable:
+                # The attribute gone, the item leaves the index, yet reads back as the
+                # default: membership would no longer follow the value.
+                raise ExpressionError(
+                    f"{self.plan.label}: field {name!r} is a key attribute of native GSI "
+                    f"{native[0]!r} and not Optional; removing it would take the item out of "
+                    "the index while it reads back as its default; set a value instead"
                 )
         for ref, name in zip(refs, names, strict=True):
             # The item then reads the field's default: index keys, the TTL and unique

@@ -48,7 +48,16 @@ def check_table(dynamodb_client: DynamoDBClient, table_name: str, Order: Any) ->
     described = dynamodb_client.describe_table(TableName=table_name)["Table"]
     assert sorted(i["IndexName"] for i in described["GlobalSecondaryIndexes"]) == [
         "ByCustomer",
+        "ByRegion",
         "ByStatus",
+    ]
+    native = next(i for i in described["GlobalSecondaryIndexes"] if i["IndexName"] == "ByRegion")
+    assert [(k["AttributeName"], k["KeyType"]) for k in native["KeySchema"]] == [
+        ("region", "HASH"),
+        ("tier", "HASH"),
+        ("placed", "RANGE"),
+        ("seq", "RANGE"),
+        ("tag", "RANGE"),
     ]
     assert [i["IndexName"] for i in described["LocalSecondaryIndexes"]] == ["ByDate"]
     db = connect(dynamodb_client)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from typing_extensions import assert_type
 
 import singletable as st
-from tests.typing.typing_entities import Device, Order, Priority
+from tests.typing.typing_entities import Audit, Device, Order, Priority
 
 Status = Literal["new", "paid", "shipped"]
 
@@ -111,3 +111,13 @@ def dynamic_names(
     # A query held in a variable: any sort key field of the entity, with its type.
     assert_type(query.between(number=(1, 2)), st.EntityQuery[Order])
     assert_type(query.gt(total=Decimal(1)), st.EntityQuery[Order])
+
+
+def native_queries() -> None:
+    # A native GSI: every partition part, leading sort parts, a range on the next one.
+    assert_type(Audit.query(index="ByAction", action="login"), st.EntityQuery[Audit])
+    assert_type(
+        Audit.query(index="ByAction", action="login", day=3).between(seq=(1, 9)),
+        st.EntityQuery[Audit],
+    )
+    assert_type(Audit.query(index="ByAction", action="login").gt(day=2), st.EntityQuery[Audit])

@@ -87,7 +87,7 @@ def test_every_message_names_the_entity() -> None:
     ]
     assert plugin_messages
     for message in plugin_messages:
-        assert re.search(r"\b(Order|Device)\b", message), message
+        assert re.search(r"\b(Order|Device|Audit|Note)\b", message), message
 
 
 @pytest.mark.parametrize(

@@ -48,3 +48,22 @@ class Order(
 class Device(st.Entity, table=shop, pk="DEV#{device_id}", sk="META"):
     device_id: str
     name: str
+
+
+# A native GSI: its parts are the entities' own fields.
+audit = st.Table(
+    "typing-audit",
+    indexes=[st.NativeGSI("ByAction", pk=["action"], sk=["day", st.KeyPart("seq", "N")])],
+)
+
+
+class Audit(st.Entity, table=audit, pk="A#{aid}", sk="A"):
+    aid: str
+    action: str
+    day: int
+    seq: int
+
+
+class Note(st.Entity, table=audit, pk="N#{aid}", sk="N"):
+    aid: str
+    action: str

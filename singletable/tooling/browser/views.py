@@ -24,8 +24,8 @@ from typing import Any
 from singletable.entity import Entity
 from singletable.errors import ItemEncodeError, QueryError, SingleTableError
 from singletable.keys.templates import FieldSegment, KeyTemplate
-from singletable.model.plan import EntityPlan, FieldPlan, KeyPlan, entity_plans
-from singletable.model.table import GSI, Table
+from singletable.model.plan import EntityPlan, FieldPlan, KeyPlan, entity_plans, native_key_types
+from singletable.model.table import GSI, KeyPart, Table
 from singletable.operations.collection import Collection, CollectionQuery
 from singletable.operations.query import EntityQuery
 from singletable.tooling.cost.lint import lint_model
@@ -582,7 +582,8 @@ def model_overview(tables: Sequence[Table], all_sources: Sequence[Source]) -> li
                 "pk": table.pk,
                 "sk": table.sk,
                 "delimiter": table.delimiter,
-                "indexes": [_index_row(table, name, plans) for name in table.indexes],
+                "indexes": [_index_row(table, name, plans) for name in table.indexes]
+                + [_native_row(table, name, plans) for name in table.native_indexes],
                 "entities": [_entity_row(table, plan) for plan in plans],
                 "collections": [
                     {
@@ -616,6 +617,32 @@ def _index_row(table: Table, name: str, plans: Sequence[EntityPlan]) -> dict[str
         "kind": "GSI" if isinstance(spec, GSI) else "LSI",
         "pk": schema.pk,
         "sk": schema.sk,
+        "projection": spec.projection.type
+        + (f" {', '.join(spec.projection.attributes)}" if spec.projection.attributes else ""),
+        "entities": feeders,
+    }
+
+
+def _native_row(table: Table, name: str, plans: Sequence[EntityPlan]) -> dict[str, Any]:
+    """A native GSI of the model page: its typed parts, and who is in it and when not."""
+    spec = table.native_indexes[name]
+    types = native_key_types(table, unknown_ok=True)
+
+    def parts(role: Sequence[KeyPart]) -> str:
+        return ", ".join(f"{p.attribute} ({types.get(p.attribute, '?')})" for p in role)
+
+    feeders = []
+    for p in plans:
+        native = p.native_indexes.get(name)
+        if native is not None:
+            optional = sorted(native.optional_fields)
+            when = f"out while {' or '.join(optional)} is None" if optional else "always in it"
+            feeders.append((p.name, when, None))
+    return {
+        "name": name,
+        "kind": "native GSI",
+        "pk": parts(spec.pk),
+        "sk": parts(spec.sk) or None,
         "projection": spec.projection.type
         + (f" {', '.join(spec.projection.attributes)}" if spec.projection.attributes else ""),
         "entities": feeders,

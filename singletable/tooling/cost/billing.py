@@ -19,6 +19,7 @@ from singletable.tooling.cost.sizes import (
     entry_write_size,
     index_entry,
     index_key,
+    index_spec,
     projected_names,
     read_units,
     same_entry,
@@ -80,7 +81,7 @@ def _write_lines(
                 "write", missing_delete, table.name, None, position, f"{verb} (no item)", 0
             )
         )
-    for index in table.indexes:
+    for index in table.index_names():
         old = index_entry(table, index, before) if before is not None else None
         new = index_entry(table, index, after) if after is not None else None
         changes: list[tuple[str, int]] = []
@@ -203,7 +204,7 @@ def _fetches_from_table(table: Table, index: str, params: Mapping[str, Any]) -> 
     names only projected attributes; AWS documents fetches for non-projected ones only,
     which is what is estimated here.)
     """
-    spec = table.indexes[index]
+    spec = index_spec(table, index)
     if spec.kind != "LSI" or spec.projection.type == "ALL" or params.get("Select") == "COUNT":
         return False
     if params.get("Select") == "ALL_ATTRIBUTES":

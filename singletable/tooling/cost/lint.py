@@ -32,6 +32,7 @@ __all__ = [
     "LintWarning",
     "lint_model",
     "lint_report",
+    "native_index_notes",
 ]
 
 #: DynamoDB's per-partition throughput: read and write capacity units per second.
@@ -229,11 +230,40 @@ def lint_report(
         tables, writes_per_second=writes_per_second, reads_per_second=reads_per_second
     )
     names = ", ".join(t.name for t in tables) or "no tables"
+    notes = "".join(f"note: {line}\n" for line in native_index_notes(tables))
     if not warnings:
-        return f"hot-partition lint: {names}: no low-cardinality partition keys\n", 0
+        return f"hot-partition lint: {names}: no low-cardinality partition keys\n{notes}", 0
     lines = [f"hot-partition lint: {names}: {len(warnings)} warning(s)"]
     for warning in warnings:
         level = "error" if warning.over_limit else "warning"
         lines.append(f"{level}: {warning.message()}")
     code = 2 if any(w.over_limit for w in warnings) else 1
-    return "\n".join(lines) + "\n", code
+    return "\n".join(lines) + "\n" + notes, code
+
+
+def native_index_notes(tables: Iterable[Table]) -> list[str]:
+    """Which entities each native GSI holds, and which of them can leave it and when.
+
+    An entity is in a native GSI while every part's field is set: an Optional part left
+    (or set, or removed to) ``None`` takes the item out; an entity that stores only some
+    of the parts is never in it.
+    """
+    lines: list[str] = []
+    for table in tables:
+        plans = entity_plans(table)
+        for name, index in table.native_indexes.items():
+            parts = ", ".join(p.attribute for p in index.parts)
+            feeders = [p for p in plans if name in p.native_indexes]
+            if not feeders:
+                lines.append(
+                    f"{table.name}: native GSI {name} ({parts}): no entity stores every part"
+                )
+            for plan in feeders:
+                optional = sorted(plan.native_indexes[name].optional_fields)
+                when = (
+                    f"leaves it while {' or '.join(optional)} is None"
+                    if optional
+                    else "always in it"
+                )
+                lines.append(f"{table.name}: native GSI {name} ({parts}): {plan.name} {when}")
+    return lines

@@ -13,7 +13,7 @@ from typing import Any
 
 from singletable.attributes.size import item_size
 from singletable.model.definition import index_projection
-from singletable.model.table import Table
+from singletable.model.table import GSI, LSI, NativeGSI, Table
 from singletable.types import AttributeValue, Item
 
 __all__ = [
@@ -60,16 +60,29 @@ def write_units(size: int, *, transactional: bool = False) -> float:
     return math.ceil(size / WRITE_BLOCK_BYTES) * (2.0 if transactional else 1.0)
 
 
+def index_spec(table: Table, index: str) -> GSI | LSI | NativeGSI:
+    """The declaration of ``index``: a template GSI or LSI, or a native GSI."""
+    return table.native_indexes.get(index) or table.indexes[index]
+
+
+def index_key_attributes(table: Table, index: str) -> list[str]:
+    """The key attributes of ``index``: its pk and sk, or every part of a native GSI."""
+    native = table.native_indexes.get(index)
+    if native is not None:
+        return [p.attribute for p in native.parts]
+    schema = table.key_schema(index)
+    return [a for a in (schema.pk, schema.sk) if a is not None]
+
+
 def index_entry(table: Table, index: str, item: Mapping[str, AttributeValue]) -> Item | None:
     """The entry ``item`` has in ``index``, or ``None`` when it lacks an index key.
 
-    The entry holds the table's key attributes, the index's key attributes and the
-    projected attributes (every attribute for ``ALL``).
+    The entry holds the table's key attributes, the index's key attributes (each part of
+    a native GSI, at its real size) and the projected attributes (every one for ``ALL``).
     """
-    schema = table.key_schema(index)
-    if schema.pk not in item or (schema.sk is not None and schema.sk not in item):
+    if any(a not in item for a in index_key_attributes(table, index)):
         return None
-    if table.indexes[index].projection.type == "ALL":
+    if index_spec(table, index).projection.type == "ALL":
         return dict(item)
     names = projected_names(table, index)
     return {name: av for name, av in item.items() if name in names}
@@ -77,17 +90,17 @@ def index_entry(table: Table, index: str, item: Mapping[str, AttributeValue]) ->
 
 def projected_names(table: Table, index: str) -> set[str]:
     """The attributes a non-ALL index entry holds: keys, plus what the table projects."""
-    schema = table.key_schema(index)
-    names = {a for a in (table.pk, table.sk, schema.pk, schema.sk) if a is not None}
+    names = {a for a in (table.pk, table.sk) if a is not None}
+    names.update(index_key_attributes(table, index))
     # The projection as the table is created (INCLUDE also carries the entity and version
     # attributes), not only the attributes the model names.
-    names.update(index_projection(table, table.indexes[index]).get("NonKeyAttributes", ()))
+    names.update(index_projection(table, index_spec(table, index)).get("NonKeyAttributes", ()))
     return names
 
 
 def entry_write_size(table: Table, index: str, entry: Mapping[str, AttributeValue]) -> int:
     """The bytes an index entry write is billed on: an LSI entry carries 100 bytes more."""
-    overhead = LSI_ENTRY_OVERHEAD_BYTES if table.indexes[index].kind == "LSI" else 0
+    overhead = LSI_ENTRY_OVERHEAD_BYTES if index_spec(table, index).kind == "LSI" else 0
     return item_size(entry) + overhead
 
 
@@ -126,5 +139,4 @@ def same_entry(a: Mapping[str, AttributeValue], b: Mapping[str, AttributeValue])
 
 def index_key(table: Table, index: str, entry: Item) -> tuple[Any, ...]:
     """The index key of an entry, in the canonical form that compares stored values."""
-    schema = table.key_schema(index)
-    return tuple(canonical(entry.get(a)) for a in (schema.pk, schema.sk) if a is not None)
+    return tuple(canonical(entry.get(a)) for a in index_key_attributes(table, index))

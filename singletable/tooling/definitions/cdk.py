@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from singletable.model.definition import IndexDefinition, KeyPart, TableDefinition
+from singletable.model.definition import IndexDefinition, KeyAttribute, TableDefinition
 from singletable.model.table import Table, Throughput
 from singletable.tooling.definitions.schema import definitions, logical_id
 
@@ -47,12 +47,12 @@ def py_str(text: str) -> str:
     return literal
 
 
-def _attribute(part: KeyPart) -> str:
+def _attribute(part: KeyAttribute) -> str:
     kind = _ATTRIBUTE_TYPES[part.type]
     return f"dynamodb.Attribute(name={py_str(part.name)}, type=dynamodb.AttributeType.{kind})"
 
 
-def _key_args(parts: Sequence[KeyPart], single: str, multi: str) -> list[str]:
+def _key_args(parts: Sequence[KeyAttribute], single: str, multi: str) -> list[str]:
     """``partition_key=`` for one part; ``partition_keys=[...]`` for a multi-attribute key."""
     if not parts:
         return []

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from singletable.errors import ModelDefinitionError
-from singletable.model.definition import IndexDefinition, KeyPart, TableDefinition
+from singletable.model.definition import IndexDefinition, KeyAttribute, TableDefinition
 from singletable.model.table import Table
 from singletable.tooling.definitions.schema import definitions
 
@@ -28,7 +28,7 @@ def resource_name(table: TableDefinition) -> str:
     return name if re.match(r"[A-Za-z_]", name) else "t_" + name
 
 
-def _one(parts: tuple[KeyPart, ...], where: str) -> str:
+def _one(parts: tuple[KeyAttribute, ...], where: str) -> str:
     # aws_dynamodb_table names one attribute per key role (hash_key, range_key).
     if len(parts) > 1:
         names = ", ".join(p.name for p in parts)

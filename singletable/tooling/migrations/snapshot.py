@@ -22,7 +22,7 @@ from typing import Any
 
 from singletable.errors import ModelDefinitionError, SnapshotError
 from singletable.keys.formats import TTL_FORMAT, key_format, with_formats
-from singletable.model.plan import EntityPlan, entity_plans
+from singletable.model.plan import EntityPlan, entity_plans, native_key_types
 from singletable.model.table import GSI, Table
 from singletable.model.unique import FIELD_JOIN
 
@@ -99,6 +99,9 @@ def describe_table(table: Table) -> dict[str, Any]:
             "ttl_format": TTL_FORMAT,
         },
         "indexes": indexes,
+        # Apart from "indexes", whose entries have one pk and sk attribute each; only when
+        # declared, so the snapshots of tables without native GSIs are unchanged.
+        **({"native_indexes": _native_indexes(table)} if table.native_indexes else {}),
         "settings": {
             "billing_mode": table.billing_mode,
             "throughput": None
@@ -120,6 +123,25 @@ def describe_table(table: Table) -> dict[str, Any]:
     }
 
 
+def _native_indexes(table: Table) -> dict[str, Any]:
+    """The native GSIs: their parts in order, each with its type (``None`` if unknown)."""
+    types = native_key_types(table, unknown_ok=True)
+    result: dict[str, Any] = {}
+    for name, index in table.native_indexes.items():
+        entry: dict[str, Any] = {
+            "kind": "GSI",
+            **{
+                role: [{"attribute": p.attribute, "type": types.get(p.attribute)} for p in parts]
+                for role, parts in (("pk", index.pk), ("sk", index.sk))
+            },
+            "projection": index.projection.to_dict(),
+        }
+        if index.throughput is not None:
+            entry["throughput"] = {"read": index.throughput.read, "write": index.throughput.write}
+        result[name] = entry
+    return result
+
+
 def _with_formats(entity: dict[str, Any]) -> dict[str, Any]:
     """An entity description with the stored-format id of every codec added."""
     for keys in entity["keys"].values():
@@ -131,6 +153,11 @@ def _with_formats(entity: dict[str, Any]) -> dict[str, Any]:
         name: {**with_formats(params), "required": params["required"]}
         for name, params in entity["attributes"].items()
     }
+    # A native key part is the field's own attribute: its stored format is the key's.
+    for native in entity.get("native_indexes", {}).values():
+        for role in ("pk", "sk"):
+            for part in native[role]:
+                part["format"] = entity["attributes"][part["field"]]["format"]
     return entity
 
 

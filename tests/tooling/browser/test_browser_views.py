@@ -15,7 +15,8 @@ import uvicorn
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
-from singletable import Connection, Entity, Table, embedded
+from docs_src import native_keys
+from singletable import Connection, Entity, NativeGSI, Table, embedded
 from singletable.cli import main
 from singletable.cli.browse import demo_connection
 from singletable.errors import SingleTableError
@@ -440,3 +441,25 @@ def test_a_transactions_capacity_list_is_summed_on_the_written_page(
             response = call(app, "POST", "/item", data=form)
             assert response.status_code == 200, response.text
             assert '<b class="reported">3.5</b>' in response.text
+
+
+def test_model_page_lists_native_gsis_and_who_can_leave_them() -> None:
+    table = Table("browse-native", indexes=[NativeGSI("ByArea", pk=["tenant"], sk=["day"])])
+
+    class Sensor(Entity, table=table, pk="S#{sid}", sk="S"):
+        sid: str
+        tenant: str
+        day: int | None = None
+
+    tables = [table, native_keys.native]
+    html = render(
+        "model.html",
+        config=BrowserConfig(tables),
+        sources=[],
+        path="/",
+        tables=views.model_overview(tables, views.sources(tables, views.collections_of(tables))),
+    )
+    assert "native GSI" in html
+    assert "<code>tenant (S)</code> + <code>day (N)</code>" in html
+    assert "Sensor: <code>out while day is None</code>" in html
+    assert "Event: <code>always in it</code>" in html

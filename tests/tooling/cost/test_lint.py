@@ -11,7 +11,7 @@ import pytest
 from singletable.entity import Entity
 from singletable.keys.codecs import KeyFormat
 from singletable.model.plan import IndexKeys
-from singletable.model.table import GSI, Table
+from singletable.model.table import GSI, NativeGSI, Table
 from singletable.tooling.cost.lint import LintWarning, lint_model, lint_report
 
 
@@ -124,3 +124,38 @@ def test_threshold(few: int) -> None:
         on: bool
 
     assert len(lint_model([table], few=few)) == (1 if few >= 2 else 0)
+
+
+def test_native_gsi_notes_say_who_can_leave_the_index() -> None:
+    table = Table(
+        "notes",
+        indexes=[
+            NativeGSI("ByArea", pk=["tenant", "region"], sk=["day"]),
+            NativeGSI("Empty", pk=["nobody"]),
+        ],
+    )
+
+    class Sensor(Entity, table=table, pk="S#{sid}", sk="S"):
+        sid: str
+        tenant: str
+        region: str | None = None
+        day: int | None = None
+
+    class Site(Entity, table=table, pk="T#{sid}", sk="T"):
+        sid: str
+        tenant: str
+        region: str
+        day: int
+
+    class Badge(Entity, table=table, pk="B#{sid}", sk="B"):
+        sid: str
+        tenant: str  # one part of three: never in the index
+
+    text, code = lint_report([table])
+    assert code == 0
+    assert text.splitlines()[1:] == [
+        "note: notes: native GSI ByArea (tenant, region, day): Sensor leaves it while day or "
+        "region is None",
+        "note: notes: native GSI ByArea (tenant, region, day): Site always in it",
+        "note: notes: native GSI Empty (nobody): no entity stores every part",
+    ]

@@ -24,7 +24,7 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from singletable import examples
-from singletable.model.definition import IndexDefinition, KeyPart, table_definition
+from singletable.model.definition import IndexDefinition, KeyAttribute, table_definition
 from singletable.tooling.definitions.cdk import cdk_module, py_str
 from singletable.tooling.definitions.schema import cloudformation_resource, to_json
 from singletable.tooling.definitions.terraform import terraform_config
@@ -149,9 +149,9 @@ def test_multi_attribute_gsi_keys_are_rendered_as_lists() -> None:
         "ByRegion",
         "GSI",
         (
-            KeyPart("region", "S", "HASH"),
-            KeyPart("tier", "N", "HASH"),
-            KeyPart("day", "S", "RANGE"),
+            KeyAttribute("region", "S", "HASH"),
+            KeyAttribute("tier", "N", "HASH"),
+            KeyAttribute("day", "S", "RANGE"),
         ),
         "ALL",
     )

@@ -94,6 +94,11 @@ def test_full_table_properties() -> None:
         "GSI1SK",
         "GSI2PK",
         "LSI1SK",
+        "region",
+        "tier",
+        "placed",
+        "seq",
+        "tag",
     ]
     assert props["ProvisionedThroughput"] == {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
     gsis = {g["IndexName"]: g for g in props["GlobalSecondaryIndexes"]}
@@ -106,6 +111,14 @@ def test_full_table_properties() -> None:
         # The bookkeeping attributes ride along, or entity queries on the index find nothing.
         "NonKeyAttributes": ["total", "status", "_et", "_ev"],
     }
+    # A native GSI: every partition part (HASH), then every sort part (RANGE), in order.
+    assert [(k["AttributeName"], k["KeyType"]) for k in gsis["ByRegion"]["KeySchema"]] == [
+        ("region", "HASH"),
+        ("tier", "HASH"),
+        ("placed", "RANGE"),
+        ("seq", "RANGE"),
+        ("tag", "RANGE"),
+    ]
     assert props["LocalSecondaryIndexes"][0]["KeySchema"][0]["AttributeName"] == "PK"
     assert props["TimeToLiveSpecification"] == {"AttributeName": "expires", "Enabled": True}
     assert props["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}

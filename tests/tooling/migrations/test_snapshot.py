@@ -263,3 +263,37 @@ def test_current_snapshot_of_the_same_model_plans_nothing() -> None:
     from singletable.tooling.migrations.planner import plan_changes
 
     assert plan_changes(examples.demo, load_snapshot(snapshot_json(examples.demo))).changes == ()
+
+
+def test_native_gsis_are_recorded_with_typed_parts_and_stored_formats() -> None:
+    from singletable.tooling.migrations.planner import plan_changes
+
+    table = st.Table(
+        "app",
+        indexes=[st.NativeGSI("ByArea", pk=["tenant", "region"], sk=[st.KeyPart("day", "N")])],
+    )
+
+    class Reading(st.Entity, table=table, pk="R#{rid}", sk="R"):
+        rid: str
+        tenant: str
+        region: str | None = None
+        day: int
+
+    doc = load_snapshot(snapshot_json(table))
+    section = doc["tables"]["app"]
+    assert section["native_indexes"] == {
+        "ByArea": {
+            "kind": "GSI",
+            "pk": [{"attribute": "tenant", "type": "S"}, {"attribute": "region", "type": "S"}],
+            "sk": [{"attribute": "day", "type": "N"}],
+            "projection": {"ProjectionType": "ALL"},
+        }
+    }
+    native = section["entities"]["Reading@1"]["native_indexes"]["ByArea"]
+    assert native["sparse_fields"] == ["region"]
+    assert native["sk"] == [
+        {"attribute": "day", "field": "day", "type": "N", "ordered": True, "format": "number/1"}
+    ]
+    assert plan_changes(table, doc).changes == ()
+    # A table without native GSIs has no such section: older snapshots stay as they were.
+    assert "native_indexes" not in snapshot(make(8))["tables"]["app"]

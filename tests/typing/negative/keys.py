@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from tests.typing.typing_entities import Device, Order
+from tests.typing.typing_entities import Audit, Device, Note, Order
 
 when = datetime(2026, 6, 23)
 
@@ -22,3 +22,7 @@ Order.query(status="lost", index="GSI1")  # E: Argument "status" to "query" of "
 Order.query(status="new", index="GSI1", number=2)  # E: Order.query(): sort key field "number" is given without "placed"; sort key fields go in template order ("{placed}#{number}": placed, number)  [singletable]
 Order.query(customer="c", index="LSI1", total="5")  # E: Argument "total" to "query" of "Order" has incompatible type "str"; expected "Decimal | int"  [arg-type]
 Device.query(device_id="d", index="GSI1")  # E: Argument "index" to "query" of "Device" has incompatible type "str"; expected "None"  [arg-type]
+Audit.query(index="ByAction", action="a", seq=1)  # E: Audit.query(): sort key field "seq" is given without "day"; sort key fields go in template order ("native GSI sort parts day, seq": day, seq)  [singletable]
+Audit.query(index="ByAction", day=1)  # E: Missing named argument "action" for "query" of "Audit"  [call-arg]
+Audit.query(index="ByAction", action="a").gt(seq=1)  # E: gt() on Audit's index "ByAction" must name "day", the next field of sort key template "native GSI sort parts day, seq"; got "seq"  [singletable]
+Note.query(index="ByAction", action="a")  # E: Argument "index" to "query" of "Note" has incompatible type "str"; expected "None"  [arg-type]

@@ -3,7 +3,8 @@
 * **Index changes** (``create_gsi``, ``delete_gsi``, ``recreate_gsi`` actions): one
   UpdateTable per GSI, as DynamoDB requires, each followed by waiting until the table and
   every index are ACTIVE again. Every step first looks at the live table, so a re-run
-  skips what is already done.
+  skips what is already done. A native GSI is created like a template one, its parts
+  listed in order with their types; DynamoDB backfills it from the stored attributes.
 * **TTL switches** (``switch_ttl`` actions): once the items carry the new TTL attribute
   next to the old one, the table's TTL setting is moved to it (UpdateTimeToLive).
   DynamoDB takes one TTL change per table per hour: when it refuses the second step the

@@ -6,7 +6,8 @@ the same query by the stored attributes themselves, so adding it rewrites no ite
 
 1. **Expand.** Declare the native GSI beside the template one. The plan is one online
    index change; `migrate` creates the index and DynamoDB backfills it from the stored
-   ``tenant``, ``status`` and ``due`` attributes.
+   ``tenant``, ``status`` and ``due`` attributes. It notes that a stored empty string
+   in a text part would be left out (and could not be written again): none here.
 2. **Move the readers** to the native index, and deploy them.
 3. **Contract.** Drop the template GSI (and stop writing its keys): one more online
    index change. The stored ``GSI1PK``/``GSI1SK`` attributes stay, read by nobody.
@@ -72,7 +73,8 @@ def expand_and_contract(db: st.Connection, name: str) -> dict[str, Any]:
 
     live = db.call("describe_table", {"TableName": name})["Table"]
     return {
-        "expand": [(c.kind.value, c.action) for c in expand.changes],
+        "expand": [(c.kind.value, c.action) for c in expand.changes if c.action],
+        "notes": [c.subject for c in expand.changes if not c.action],
         "rewrites": expand.rewrites() + contract.rewrites(),
         "open, by due date": due,
         "contract": [(c.kind.value, c.action) for c in contract.changes],

@@ -8,6 +8,7 @@ from docs_src import native_migration
 
 EXPECTED = {
     "expand": [("online-index-change", {"op": "create_gsi", "index": "ByTenantStatus"})],
+    "notes": ["entity Task@1, ByTenantStatus key, empty values"],
     "rewrites": [],
     "open, by due date": ["t2", "t3", "t0"],
     "contract": [("online-index-change", {"op": "delete_gsi", "index": "ByStatus"})],

@@ -142,6 +142,7 @@ def native_effects(
                     "them until a rewrite drops the leftover attributes",
                 )
             continue
+        yield from _empty_values(cmp, index, feeds[index], fed)
         changed = [
             change
             for part in _parts(feeds[index])
@@ -160,3 +161,32 @@ def native_effects(
                 f"new model stores {', '.join(changed)} differently: they sit in it out of "
                 "order (or, another type, are left out) until rewritten",
             )
+
+
+def _empty_values(
+    cmp: Comparison, index: str, native: Mapping[str, Any], fed: Mapping[str, Any]
+) -> Iterator[Effect]:
+    """Stored empty strings or binaries in a part the old model did not key natively.
+
+    DynamoDB skips such items when it backfills the index, and the new model refuses to
+    write them (no key value is empty): only a transform (a value, or None) fixes them.
+    The snapshot does not say whether any stored value is empty, so this is a warning,
+    not a transform the runner would insist on for every item.
+    """
+    keyed = {p["attribute"] for entry in fed.values() for p in _parts(entry)}
+    fields = [
+        p["field"]
+        for p in _parts(native)
+        if p["field"] in cmp.old.attributes
+        and codec_params(cmp.old.attributes[p["field"]]).get("python") in ("str", "bytes")
+        and p["attribute"] not in keyed
+    ]
+    if fields:
+        names = ", ".join(fields)
+        yield Effect(
+            f"{index} key, empty values",
+            f"stored items whose {names} is empty (an empty string or binary) are left out "
+            f"of native GSI {index}, and the new model refuses to write them: if any may "
+            "be, give them a value or None first (a migration with a transform)",
+            rewrite=False,
+        )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 from decimal import Decimal
 from typing import Any
 
 import singletable as st
+from singletable.model.plan import entity_plans
 from singletable.tooling.migrations.planner import ChangeClass, MigrationPlan, plan_changes
 from singletable.tooling.migrations.snapshot import load_snapshot, snapshot_json
 
@@ -38,7 +40,8 @@ def plan(before: st.Table, after: st.Table) -> MigrationPlan:
 
 def test_native_gsi_over_stored_attributes_is_an_online_add_without_rewrite() -> None:
     result = plan(reading([]), reading([NATIVE]))
-    [change] = result.changes
+    change, empty = result.changes
+    assert result.worst is ChangeClass.ONLINE_INDEX
     assert change.kind is ChangeClass.ONLINE_INDEX
     assert change.action == {"op": "create_gsi", "index": "ByArea"}
     assert result.rewrites() == []
@@ -47,6 +50,15 @@ def test_native_gsi_over_stored_attributes_is_an_online_add_without_rewrite() ->
     # The optional part keeps some stored items out: the plan says which.
     assert "Reading@1 items whose region is None: not in it (sparse)" in change.reason
     assert "Reading@1 items whose tenant is empty: skipped (a key is never empty)" in change.reason
+    # Stored empty strings cannot be written into the new key: a warning (the snapshot
+    # cannot say whether any are stored), not a rewrite of every item.
+    assert (empty.kind, empty.action, empty.subject) == (
+        ChangeClass.SAFE,
+        None,
+        "entity Reading@1, ByArea key, empty values",
+    )
+    assert empty.needs_transform is None  # migrate would refuse to run at all
+    assert empty.reason.startswith("stored items whose tenant, region is empty")
 
 
 def test_native_gsi_every_stored_item_in_it_says_so() -> None:
@@ -98,6 +110,11 @@ def test_removing_a_native_gsi_drops_it() -> None:
     assert change.action == {"op": "delete_gsi", "index": "ByArea"}
 
 
+def test_a_live_native_index_warns_of_empty_values_no_more() -> None:
+    # The old model already keyed tenant and region natively: it never stored them empty.
+    assert plan(reading([NATIVE]), reading([NATIVE])).changes == ()
+
+
 def test_changing_the_parts_rebuilds_the_index() -> None:
     other = st.NativeGSI("ByArea", pk=["tenant"], sk=["region", "day"])
     [change] = plan(reading([NATIVE]), reading([other])).changes
@@ -124,22 +141,55 @@ def test_a_removed_part_field_leaves_stored_items_in_the_index() -> None:
     assert result.rewrites() == [("app", "Reading@1", "Reading@1")]
 
 
+def test_leftover_part_attributes_are_dropped_by_the_rewrite() -> None:
+    # On the embedded backend: the stranded item is in the index until migrate rewrites it.
+    def model(region: bool) -> tuple[st.Table, Any]:
+        index = st.NativeGSI("ByArea", pk=["tenant", st.KeyPart("region", "S")])
+        table = reading([index], region=region)
+        return table, entity_plans(table)[0].model
+
+    old_table, old = model(region=True)
+    new_table, _ = model(region=False)
+    with st.embedded() as db:
+        db.create_table(old_table)
+        old.put(old(rid="r1", tenant="acme", region="eu", day=1)).run(db)
+        snapshot = load_snapshot(snapshot_json(old_table))
+
+        def in_index() -> int:
+            return len(
+                db.client.query(
+                    TableName="app",
+                    IndexName="ByArea",
+                    KeyConditionExpression="tenant = :t AND #r = :r",
+                    ExpressionAttributeNames={"#r": "region"},
+                    ExpressionAttributeValues={":t": {"S": "acme"}, ":r": {"S": "eu"}},
+                )["Items"]
+            )
+
+        assert in_index() == 1
+        assert plan_changes(new_table, snapshot).rewrites() == [("app", "Reading@1", "Reading@1")]
+        report = st.migrate(db, new_table, snapshot, segments=1, out=io.StringIO())
+        assert report.rewrites["app/Reading@1->Reading@1"].rewritten == 1
+        assert in_index() == 0
+
+
 def test_template_to_native_under_a_new_name_adds_first_and_advises_expand_contract() -> None:
     before = reading([TEMPLATE], template_keys=True)
     result = plan(before, reading([NATIVE]))
-    create, delete = result.changes
+    create, delete = (c for c in result.changes if c.action is not None)
     assert create.action == {"op": "create_gsi", "index": "ByArea"}
     assert delete.action == {"op": "delete_gsi", "index": "GSI1"}
     assert "deploy the addition first, move every reader" in delete.reason
     assert result.rewrites() == []  # the template key attributes are left behind, unread
     # The expand step alone: both indexes, nothing dropped, nothing rewritten.
     expand = plan(before, reading([TEMPLATE, NATIVE], template_keys=True))
-    assert [c.action for c in expand.changes] == [{"op": "create_gsi", "index": "ByArea"}]
+    actions = [c.action for c in expand.changes if c.action is not None]
+    assert actions == [{"op": "create_gsi", "index": "ByArea"}]
 
 
 def test_template_to_native_under_the_same_name_is_a_rebuild_with_advice() -> None:
     before = reading([TEMPLATE], template_keys=True)
     native = st.NativeGSI("GSI1", pk=["tenant", "region"], sk=["day"])
-    [change] = plan(before, reading([native])).changes
+    [change] = [c for c in plan(before, reading([native])).changes if c.action is not None]
     assert change.action == {"op": "recreate_gsi", "index": "GSI1"}
     assert "moves from template to native keys under the same name" in change.reason

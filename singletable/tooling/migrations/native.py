@@ -73,7 +73,8 @@ def missing_note(old: Mapping[str, Any], new: Mapping[str, Any], index: str) -> 
         if before is None:
             continue  # a new entity: no stored items
         fed.add(before["name"])
-        notes.extend(_entity_notes(ident, before, entity, native, types))
+        stored_as = f"{before['name']}@{before['version']}"  # the id the items carry
+        notes.extend(_entity_notes(stored_as, before, entity, native, types))
     for ident, entity in sorted(old["entities"].items()):
         stored = set(entity["attributes"])
         if entity["name"] not in fed and set(types) <= stored:
@@ -82,7 +83,11 @@ def missing_note(old: Mapping[str, Any], new: Mapping[str, Any], index: str) -> 
                 "does not feed it, until rewritten"
             )
     if not notes:
-        return ". Every stored item of the entities that feed it is in it"
+        return (
+            ". Every stored item of the entities that feed it is in it"
+            if fed
+            else ". No entity with stored items feeds it"
+        )
     return ". Stored items left out or out of step: " + "; ".join(notes)
 
 
@@ -131,6 +136,7 @@ def native_effects(
     for index, spec in sorted(new_table.get("native_indexes", {}).items()):
         subject = f"{index} key"
         parts = [p["attribute"] for p in _parts(spec)]
+        yield from _empty_values(cmp, index, parts, _part_attributes(old_table))
         if index not in feeds:
             if set(parts) <= set(old_attrs):
                 gone = sorted(set(parts) - set(new_attrs))
@@ -142,7 +148,6 @@ def native_effects(
                     "them until a rewrite drops the leftover attributes",
                 )
             continue
-        yield from _empty_values(cmp, index, feeds[index], fed)
         changed = [
             change
             for part in _parts(feeds[index])
@@ -163,23 +168,30 @@ def native_effects(
             )
 
 
-def _empty_values(
-    cmp: Comparison, index: str, native: Mapping[str, Any], fed: Mapping[str, Any]
-) -> Iterator[Effect]:
-    """Stored empty strings or binaries in a part the old model did not key natively.
+def _part_attributes(table: Mapping[str, Any]) -> set[str]:
+    """Every attribute that is a part of one of the table's native GSIs."""
+    return {
+        p["attribute"] for spec in table.get("native_indexes", {}).values() for p in _parts(spec)
+    }
 
-    DynamoDB skips such items when it backfills the index, and the new model refuses to
-    write them (no key value is empty): only a transform (a value, or None) fixes them.
-    The snapshot does not say whether any stored value is empty, so this is a warning,
-    not a transform the runner would insist on for every item.
+
+def _empty_values(
+    cmp: Comparison, index: str, parts: list[str], keyed: set[str]
+) -> Iterator[Effect]:
+    """Stored empty strings or binaries under a part attribute the old model did not key.
+
+    DynamoDB refuses an empty value in any index key attribute, so it skips such items
+    when it backfills the index, and the new model refuses to write them (whether or not
+    the entity feeds the index): only a transform (a value, or None) fixes them. The
+    snapshot does not say whether any stored value is empty, so this is a warning, not a
+    transform the runner would insist on for every item.
     """
-    keyed = {p["attribute"] for entry in fed.values() for p in _parts(entry)}
     fields = [
-        p["field"]
-        for p in _parts(native)
-        if p["field"] in cmp.old.attributes
-        and codec_params(cmp.old.attributes[p["field"]]).get("python") in ("str", "bytes")
-        and p["attribute"] not in keyed
+        name
+        for name in parts  # a field's attribute is its name (FieldPlan.attribute)
+        if name not in keyed
+        and name in cmp.new.attributes
+        and codec_params(cmp.old.attributes.get(name, {})).get("python") in ("str", "bytes")
     ]
     if fields:
         names = ", ".join(fields)

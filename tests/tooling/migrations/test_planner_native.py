@@ -193,3 +193,22 @@ def test_template_to_native_under_the_same_name_is_a_rebuild_with_advice() -> No
     [change] = [c for c in plan(before, reading([native])).changes if c.action is not None]
     assert change.action == {"op": "recreate_gsi", "index": "GSI1"}
     assert "moves from template to native keys under the same name" in change.reason
+
+
+def test_empty_values_are_noted_for_an_entity_that_does_not_feed_the_index() -> None:
+    # Found by the generative test (seed 20): a is removed, so the entity does not feed
+    # N2, yet the new model refuses to write an empty b, a part attribute of N2.
+    def model(fields: tuple[str, ...], native: bool) -> st.Table:
+        indexes = [st.NativeGSI("N2", pk=[st.KeyPart("a", "S")], sk=["b"])] if native else []
+        table = st.Table("app", indexes=indexes)
+        annotations: dict[str, Any] = {"id": str, **dict.fromkeys(fields, str)}
+        type(
+            "Item", (st.Entity,), {"__annotations__": annotations}, table=table, pk="E#{id}", sk="S"
+        )
+        return table
+
+    result = plan(model(("a", "b", "c"), native=False), model(("b", "c"), native=True))
+    empty = next(c for c in result.changes if c.subject.endswith("N2 key, empty values"))
+    assert empty.reason.startswith("stored items whose b is empty")
+    stranded = next(c for c in result.changes if c.subject.endswith("N2 key"))
+    assert stranded.kind is ChangeClass.ITEM_REWRITE  # a and b keep the items in N2

@@ -36,6 +36,7 @@ from singletable.tooling.migrations.codec_changes import (
     widens,
 )
 from singletable.tooling.migrations.key_effects import key_effects
+from singletable.tooling.migrations.native import native_effects
 from singletable.tooling.migrations.sides import (
     Comparison,
     Effect,
@@ -86,6 +87,7 @@ def entity_effects(
                 )
             )
     effects.extend(key_effects(cmp, _key_attributes(new_table)))
+    effects.extend(native_effects(cmp, old_table, new_table))
     effects.extend(_attribute_effects(cmp))
     effects.extend(_ttl_effects(cmp, old_table, new_table))
     return _one_per_subject(effects)

@@ -3,7 +3,8 @@
 * **Index changes** (``create_gsi``, ``delete_gsi``, ``recreate_gsi`` actions): one
   UpdateTable per GSI, as DynamoDB requires, each followed by waiting until the table and
   every index are ACTIVE again. Every step first looks at the live table, so a re-run
-  skips what is already done.
+  skips what is already done. A native GSI is created like a template one, its parts
+  listed in order with their types; DynamoDB backfills it from the stored attributes.
 * **TTL switches** (``switch_ttl`` actions): once the items carry the new TTL attribute
   next to the old one, the table's TTL setting is moved to it (UpdateTimeToLive).
   DynamoDB takes one TTL change per table per hour: when it refuses the second step the
@@ -20,8 +21,8 @@ from collections.abc import Collection, Mapping
 from typing import Any, TextIO
 
 from singletable.errors import MigrationError, ServiceError
-from singletable.model.definition import create_table_request, index_projection
-from singletable.model.table import Table
+from singletable.model.definition import attribute_definitions, gsi_request
+from singletable.model.table import GSI, NativeGSI, Table
 from singletable.operations.protocol import Call, Executor, Operation, Step
 from singletable.operations.tables import CreateTable, DescribeTable
 from singletable.tooling.migrations.planner import MigrationPlan
@@ -221,25 +222,35 @@ class TableSteps:
                 self.create_gsi(table, name)
         return steps
 
+    @staticmethod
+    def gsi(table: Table, name: str) -> dict[str, Any]:
+        """The model's GSI ``name`` (template or native) as an index creation entry."""
+        index = table.indexes.get(name) or table.native_indexes.get(name)
+        if not isinstance(index, (GSI, NativeGSI)):
+            raise MigrationError(f"table {table.name}: the model declares no GSI {name!r}")
+        return gsi_request(table, index)
+
     def matches(self, table: Table, name: str, live: Mapping[str, Any]) -> bool:
         """Whether the live GSI has the model's key schema and projection."""
-        index = table.indexes[name]
-        want = {e["IndexName"]: e for e in create_table_request(table)["GlobalSecondaryIndexes"]}
+        want = self.gsi(table, name)
         have_proj = live.get("Projection", {})
-        want_proj = index_projection(table, index)
+        want_proj = want["Projection"]
         return bool(
-            live.get("KeySchema") == want[name]["KeySchema"]
+            live.get("KeySchema") == want["KeySchema"]
             and have_proj.get("ProjectionType") == want_proj["ProjectionType"]
             and sorted(have_proj.get("NonKeyAttributes", []))
             == sorted(want_proj.get("NonKeyAttributes", []))
         )
 
     def create_gsi(self, table: Table, name: str) -> None:
-        """Create one GSI as the model defines it."""
-        request = create_table_request(table)
-        entry = next(e for e in request["GlobalSecondaryIndexes"] if e["IndexName"] == name)
+        """Create one GSI as the model defines it (a native one lists every part, typed)."""
+        entry = self.gsi(table, name)
         attrs = {k["AttributeName"] for k in entry["KeySchema"]}
-        definitions = [d for d in request["AttributeDefinitions"] if d["AttributeName"] in attrs]
+        definitions = [
+            {"AttributeName": attribute, "AttributeType": kind}
+            for attribute, kind in attribute_definitions(table).items()
+            if attribute in attrs
+        ]
         self.update(table, {"Create": entry}, definitions)
 
     def update(self, table: Table, update: dict[str, Any], definitions: list[Any]) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 
 from singletable.model.unique import FIELD_JOIN
 from singletable.tooling.migrations.effects import entity_effects
+from singletable.tooling.migrations.native import missing_note
 from singletable.tooling.migrations.snapshot import Model, snapshot, unique_forms
 
 
@@ -307,10 +308,30 @@ def _live_index(
     return {**index, "projection": projection}
 
 
+def _all_indexes(table: Mapping[str, Any]) -> dict[str, Any]:
+    """Template and native GSIs (and LSIs) by name: they share one namespace."""
+    return {**table["indexes"], **table.get("native_indexes", {})}
+
+
+def _index_keys(index: Mapping[str, Any]) -> list[str]:
+    """The key attributes of an index entry, template (one per role) or native (parts)."""
+    keys: list[str] = []
+    for role in ("pk", "sk"):
+        entry = index[role]
+        if isinstance(entry, list):
+            keys.extend(part["attribute"] for part in entry)
+        elif entry is not None:
+            keys.append(entry["attribute"])
+    return keys
+
+
 def _diff_indexes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
-    old_ix, new_ix = old["indexes"], new["indexes"]
+    old_ix, new_ix = _all_indexes(old), _all_indexes(new)
     used = _used_attributes(old)
-    for index in sorted(set(old_ix) | set(new_ix)):
+    # Added before removed: a run that moves readers from one index to another (an
+    # expand/contract step done at once) creates the new index before it drops the old.
+    order = sorted(set(old_ix) | set(new_ix), key=lambda i: (i not in new_ix, i))
+    for index in order:
         before = _live_index(old_ix.get(index), old["encoding"])
         after = _live_index(new_ix.get(index), new["encoding"])
         if before == after:
@@ -327,33 +348,14 @@ def _diff_indexes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> 
             )
         elif before is None:
             assert after is not None
-            keys = [k["attribute"] for k in (after["pk"], after["sk"]) if k is not None]
-            carried = sorted(set(keys) & used)
-            if carried:
-                yield Change(
-                    ChangeClass.ONLINE_INDEX,
-                    name,
-                    f"GSI {index} added",
-                    f"stored items already carry {', '.join(carried)}: UpdateTable creates the "
-                    "index and backfills it (one GSI per UpdateTable; queries on it wait for "
-                    "ACTIVE)",
-                    {"op": "create_gsi", "index": index},
-                )
-            else:
-                yield Change(
-                    ChangeClass.SAFE,
-                    name,
-                    f"GSI {index} added",
-                    f"no stored item carries {', '.join(keys)} yet, so there is nothing to "
-                    "backfill; deploy the template (or `singletable migrate` creates it)",
-                    {"op": "create_gsi", "index": index},
-                )
+            yield _gsi_added(name, index, after, used, old, new)
         elif after is None:
             yield Change(
                 ChangeClass.ONLINE_INDEX,
                 name,
                 f"GSI {index} removed",
-                "UpdateTable deletes the index; queries that use it stop working",
+                "UpdateTable deletes the index; queries that use it stop working"
+                + _moved_readers_note(index, old_ix, new_ix),
                 {"op": "delete_gsi", "index": index},
             )
         elif (before["pk"], before["sk"], before["projection"]) != (
@@ -367,7 +369,9 @@ def _diff_indexes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> 
                 name,
                 f"GSI {index} {what} changed",
                 f"a GSI's {what} cannot change in place: delete the index, then create it "
-                "again and let it backfill (two UpdateTables; no queries on it meanwhile)",
+                "again and let it backfill (two UpdateTables; no queries on it meanwhile)"
+                + _kind_switch_note(index, before, after)
+                + missing_note(old, new, index),
                 {"op": "recreate_gsi", "index": index},
             )
         else:
@@ -377,6 +381,68 @@ def _diff_indexes(name: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> 
                 f"GSI {index} throughput",
                 f"{before.get('throughput')!r} -> {after.get('throughput')!r}: UpdateTable",
             )
+
+
+def _gsi_added(
+    name: str,
+    index: str,
+    after: Mapping[str, Any],
+    used: set[str],
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+) -> Change:
+    """A new GSI: a backfill when stored items carry its key attributes, else nothing."""
+    keys = _index_keys(after)
+    carried = sorted(set(keys) & used)
+    native = isinstance(after["pk"], list)
+    if carried:
+        how = (
+            "DynamoDB indexes the attributes as they are stored, so no item is rewritten"
+            if native
+            else "UpdateTable creates the index and backfills it"
+        )
+        return Change(
+            ChangeClass.ONLINE_INDEX,
+            name,
+            f"GSI {index} added",
+            f"stored items already carry {', '.join(carried)}: {how} (one GSI per "
+            "UpdateTable; queries on it wait for ACTIVE)" + missing_note(old, new, index),
+            {"op": "create_gsi", "index": index},
+        )
+    return Change(
+        ChangeClass.SAFE,
+        name,
+        f"GSI {index} added",
+        f"no stored item carries {', '.join(keys)} yet, so there is nothing to "
+        "backfill; deploy the template (or `singletable migrate` creates it)",
+        {"op": "create_gsi", "index": index},
+    )
+
+
+def _kind_switch_note(index: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """Advice for an index that keeps its name but moves between template and native keys."""
+    if isinstance(before["pk"], list) == isinstance(after["pk"], list):
+        return ""
+    return (
+        f". It moves from {'native' if isinstance(before['pk'], list) else 'template'} to "
+        f"{'native' if isinstance(after['pk'], list) else 'template'} keys under the same "
+        "name, so its readers have no index until the new one is ACTIVE: declare the new "
+        "index under another name instead, move the readers to it, then drop this one "
+        "(expand/contract, docs/schema.md)"
+    )
+
+
+def _moved_readers_note(index: str, old_ix: Mapping[str, Any], new_ix: Mapping[str, Any]) -> str:
+    """Advice for a GSI removed while another one is added: the expand/contract order."""
+    added = sorted(set(new_ix) - set(old_ix))
+    if not added:
+        return ""
+    return (
+        f". {', '.join(added)} is added in the same plan: if it replaces {index} (e.g. "
+        "template keys moved to native ones), deploy the addition first, move every reader "
+        f"to it, and drop {index} in a later plan (expand/contract, docs/schema.md); "
+        f"`migrate` creates {', '.join(added)} before it deletes {index}"
+    )
 
 
 def _pair_entities(

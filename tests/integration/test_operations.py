@@ -79,7 +79,8 @@ def test_delete_with_condition_and_return_old(m: Models) -> None:
     m.Thing.put(thing).run(m.db)
 
     with pytest.raises(
-        st.ConditionFailedError, match=r"^entity Thing: the delete condition failed$"
+        st.ConditionFailedError,
+        match=r"^entity Thing: the delete condition failed: status = 'archived'$",
     ) as exc:
         m.Thing.delete(box="b", thing_id="t1", condition=m.Thing.f.status == "archived").run(m.db)
     assert type(exc.value) is st.ConditionFailedError
@@ -102,7 +103,8 @@ def test_delete_without_return_old_returns_none_and_missing_is_not_an_error(m: M
 
 def test_delete_of_missing_item_with_condition_fails_without_item(m: Models) -> None:
     with pytest.raises(
-        st.ConditionFailedError, match=r"^entity Thing: the delete condition failed$"
+        st.ConditionFailedError,
+        match=r"^entity Thing: the delete condition failed: attribute_exists \(name\)$",
     ) as exc:
         m.Thing.delete(box="b", thing_id="zz", condition=m.Thing.f.name.exists()).run(m.db)
     assert exc.value.item is None

@@ -106,7 +106,8 @@ def test_nested_map_key_with_odd_characters(m: Models) -> None:
 def test_update_with_condition(m: Models) -> None:
     thing = _thing(m, status="live")
     with pytest.raises(
-        st.ConditionFailedError, match=r"^entity Thing: the update condition failed$"
+        st.ConditionFailedError,
+        match=r"^entity Thing: the update condition failed: status = 'draft'$",
     ) as exc:
         _update(m).set(name="x").where(m.Thing.f.status == "draft").run(m.db)
     assert type(exc.value) is st.ConditionFailedError

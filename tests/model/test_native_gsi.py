@@ -17,7 +17,8 @@ import singletable as st
 from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
 from singletable.model.definition import create_table_request
 from singletable.model.plan import native_key_types, plan_of
-from tests.strategies import Level, Shade, key_decimals, key_floats
+from singletable.testing.strategies import key_decimals, key_floats
+from tests.strategies import Level, Shade
 
 
 def _table(*indexes: st.NativeGSI | st.GSI) -> st.Table:

@@ -448,8 +448,8 @@ def raise_cancellation(
         if failure.entry.guard is None and plan is not None and failure.code == _CHECK_FAILED:
             known = _released_values(entries, failure.entry)
             given = "the deleted object" if "Delete" in failure.entry.request else ".known(...)"
-            mismatch = known_mismatch(plan, known, failure.item, given) if known else None
-            if mismatch is not None:
+            mismatch = known_mismatch(plan, known, failure.item, given)
+            if known and mismatch is not None:
                 raise mismatch from None
     for failure in failures:
         write = failure.entry.guard

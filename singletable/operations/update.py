@@ -645,10 +645,8 @@ class Update(Builder, Operation[E]):
     def _check_known(self, exc: ServiceError, touched: Sequence[UniqueConstraint]) -> None:
         """Refuse the stored values of unique fields that are not the ones `known` gave."""
         known = update_old_known(self, touched)
-        mismatch = (
-            None if known is None else known_mismatch(self.plan, known, exc.response.get("Item"))
-        )
-        if mismatch is not None:
+        mismatch = known_mismatch(self.plan, known or {}, exc.response.get("Item"))
+        if known is not None and mismatch is not None:
             raise mismatch from None
 
     def condition_error(self, exc: ServiceError) -> ConditionFailedError:

@@ -53,6 +53,14 @@ INVARIANTS = {
     "it; the connection maps it to ConfigurationError",
     ("singletable.io.lean", "TypeError"): "the json module's contract for default= hooks",
     ("singletable", "AttributeError"): "the module __getattr__ protocol (lazy names)",
+    ("singletable.testing.plugin", "pytest.UsageError"): "pytest's error for a bad option or "
+    "ini setting: it stops the run with a usage message",
+    ("singletable.testing.recorder", "_fail"): "an assertion helper fails a test with "
+    "AssertionError, as pytest expects of one",
+    ("singletable.testing.recorder", "ValueError"): "a test calling an assertion helper "
+    "without a bound (a mistake in the test, not input refused)",
+    ("singletable.testing.strategies", "ImportError"): "the module cannot be imported "
+    "without hypothesis: Python's error for a missing module, with what to install",
     ("singletable.io", "AttributeError"): "the module __getattr__ protocol (lazy names)",
     ("singletable.expressions.operands", "AttributeError"): "an expression node is immutable "
     "(Python's error for a read-only attribute, as a frozen dataclass raises it)",

@@ -138,7 +138,9 @@ def test_query_options_in_the_request() -> None:
     assert request["Limit"] == 2
     assert request["ConsistentRead"] is True
     assert request["ReturnConsumedCapacity"] == "INDEXES"
-    assert request["FilterExpression"] == "#n2 = :v2"
+    # `kind` defaults to "login": an item without the attribute reads as "login", so the
+    # filter matches it too (issue 26, item 1).
+    assert request["FilterExpression"] == "attribute_not_exists (#n2) OR #n2 = :v2"
     assert request["ExpressionAttributeNames"]["#n2"] == "kind"
 
 

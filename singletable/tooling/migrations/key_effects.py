@@ -388,9 +388,15 @@ def _attribute_domain(
     """The values an attribute may hold (any of its type's), as a codec of ``key``'s kind.
 
     Only for the key codecs that take fewer values than their type: fixed-width ints and
-    datetimes coarser than microseconds. ``None`` for the others.
+    datetimes coarser than microseconds. ``None`` for the others. A Literal of ints allows
+    just its values: their domain is an int's when one of them does not fit the width.
     """
     python, kind = attribute.get("python"), key.get("kind")
+    if python == "literal" and kind == "fixed_int":
+        limit = 10 ** int(key["width"])
+        if all(0 <= v < limit for v in attribute.get("values", ()) if type(v) is int):
+            return None
+        return {**{k: v for k, v in key.items() if k != "width"}, "kind": "int"}
     if python == "int" and kind == "fixed_int":
         return {**{k: v for k, v in key.items() if k != "width"}, "kind": "int"}
     if python == "datetime" and kind == "datetime":

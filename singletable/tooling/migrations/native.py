@@ -24,7 +24,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from singletable.tooling.migrations.codec_changes import codec_params, codec_text, format_changes
+from singletable.tooling.migrations.codec_changes import (
+    codec_params,
+    codec_text,
+    format_changes,
+    stores_alike,
+)
 from singletable.tooling.migrations.sides import Comparison, Effect, may_be_absent, stores_none
 
 __all__ = ["missing_note", "native_effects"]
@@ -36,7 +41,13 @@ def _parts(index: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 
 def _form_change(field: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> str | None:
-    """A part field's stored form under the old model against the new one (None: alike)."""
+    """A part field's stored form under the old model against the new one (None: alike).
+
+    A widening stores every old value byte for byte as before (`stores_alike`), so the
+    index, which orders the stored values, holds the items where it did.
+    """
+    if stores_alike(before, after):
+        return None
     b, a = codec_params(before), codec_params(after)
     changes = format_changes(before, after)
     if b != a:

@@ -422,3 +422,51 @@ def test_a_narrowing_still_plans_a_breaking_change() -> None:
     result = plan_changes(tasks(Literal["todo"]), load_snapshot(snapshot_json(tasks(str))))
     assert result.worst is BREAKING, result.to_text()
     assert len(result.changes) == 1
+
+
+@pytest.mark.parametrize(("values", "fits"), [((5, -12, 12345678), False), ((0, 5, 999), True)])
+def test_a_literal_of_ints_moved_into_a_fixed_width_key_is_checked_value_by_value(
+    values: tuple[int, ...], fits: bool
+) -> None:
+    # Found by the generative test (seed 1, 4,000 pairs): the values a Literal allows
+    # were not checked against the width of the key it moved into, so a rewrite that
+    # fails on -12 was planned as a mechanical item rewrite, with no transform asked for.
+    def events(in_key: bool) -> st.Table:
+        table = st.Table("literal-into-key")
+        allowed: Any = Literal[values]
+        if in_key:
+
+            class Event(st.Entity, table=table, pk="E#{eid}", sk="S#{b}"):
+                eid: str
+                b: Annotated[int, st.KeyFormat(width=3)]
+
+        else:
+
+            class Event(st.Entity, table=table, pk="E#{eid}", sk="S"):  # type: ignore[no-redef]
+                eid: str
+                b: allowed
+
+        return table
+
+    result = plan_changes(events(True), load_snapshot(snapshot_json(events(False))))
+    assert result.worst is ChangeClass.ITEM_REWRITE, result.to_text()
+    needs = [c.needs_transform for c in result.changes if c.needs_transform]
+    assert bool(needs) is not fits, result.to_text()
+
+
+def test_widening_a_native_gsi_part_is_no_rewrite() -> None:
+    # Found after merging the widening rule with native GSIs: the part's codec changed
+    # (Literal -> str), so the index was said to hold the items out of order, though
+    # every stored value is stored alike and the index orders the stored values.
+    def tasks(annotation: Any) -> st.Table:
+        table = st.Table("widen-native", indexes=[st.NativeGSI("ByState", pk=["state"])])
+
+        class Task(st.Entity, table=table, pk="T#{tid}", sk="TASK"):
+            tid: str
+            state: annotation
+
+        return table
+
+    before, after = tasks(Literal["todo", "done"]), tasks(str)
+    result = plan_changes(after, load_snapshot(snapshot_json(before)))
+    assert result.worst is SAFE, result.to_text()

@@ -162,7 +162,16 @@ def annotation(spec: FieldSpec) -> Any:
     return base
 
 
-KEY_TYPES = {"str": "S", "int": "N", "fixed": "N", "dt": "S"}
+KEY_TYPES = {
+    "str": "S",
+    "int": "N",
+    "fixed": "N",
+    "dt": "S",
+    "lit": "S",
+    "wide": "S",
+    "enum": "S",
+    "ilit": "N",
+}
 
 
 def native_gsi(spec: ModelSpec, native: NativeSpec) -> st.NativeGSI:
@@ -300,7 +309,8 @@ def native_spec(draw: hs.DrawFn, spec: ModelSpec, name: str) -> NativeSpec | Non
     if not usable:
         return None
     pk = draw(hs.lists(hs.sampled_from(usable), min_size=1, max_size=2, unique=True))
-    ordered = [n for n in usable if n not in pk and spec.field(n).kind != "dt"]
+    # A plain Enum's stored text has one form per member but no usable order.
+    ordered = [n for n in usable if n not in pk and spec.field(n).kind not in ("dt", "enum")]
     sk = draw(hs.lists(hs.sampled_from(ordered), max_size=2, unique=True)) if ordered else []
     types = tuple((n, KEY_TYPES[spec.field(n).kind]) for n in (*pk, *sk))
     return NativeSpec(name, tuple(pk), tuple(sk), types)
@@ -323,6 +333,7 @@ MUTATIONS = (
     "remove_field",
     "ttl",
     "projection",
+    "native",
     "native",
     "native",
     "to_native",

@@ -74,6 +74,48 @@ def test_a_missing_table_and_another_key_schema(dynamodb_client: Any, table_name
     assert "SK2 (N, RANGE)" in report.to_text()
 
 
+def native(name: str, pk: list[str], sk: list[str]) -> st.Table:
+    """A table with one native GSI over ``pk`` / ``sk`` (declared types)."""
+    types: dict[str, Any] = {"tenant": "S", "region": "S", "day": "N", "seq": "N"}
+    return st.Table(
+        name,
+        indexes=[
+            st.NativeGSI(
+                "ByArea",
+                pk=[st.KeyPart(a, types[a]) for a in pk],
+                sk=[st.KeyPart(a, types[a]) for a in sk],
+            )
+        ],
+    )
+
+
+@pytest.mark.parametrize(
+    ("pk", "sk"),
+    [
+        (["region", "tenant"], ["day", "seq"]),  # partition parts in another order
+        (["tenant", "region"], ["day"]),  # a sort part missing
+    ],
+    ids=["part-order", "missing-part"],
+)
+def test_native_gsi_parts_are_compared_in_order(
+    dynamodb_client: Any, table_name: str, pk: list[str], sk: list[str]
+) -> None:
+    # DescribeTable returns a native GSI's KeySchema with every part, HASH parts first.
+    db = connect(dynamodb_client)
+    model_native = native(table_name, ["tenant", "region"], ["day", "seq"])
+    db.create_table(model_native)
+    report = check_deployed(db, model_native)
+    assert report.changes == (), report.to_text()
+    db.delete_table(table_name)
+    db.create_table(native(table_name, pk, sk))
+    report = check_deployed(db, model_native)
+    assert [(c.subject, c.kind) for c in report.changes] == [
+        ("GSI ByArea changed", ChangeClass.ONLINE_INDEX)
+    ], report.to_text()
+    shown = ", ".join(f"{a} ({'S' if a in ('tenant', 'region') else 'N'}, HASH)" for a in pk)
+    assert f"deployed key {shown}" in report.to_text()
+
+
 @pytest.mark.parametrize(
     ("deploy", "code"),
     [(model, ExitCode.OK), (deployed_otherwise, 3), (None, ExitCode.DRIFT)],

@@ -42,15 +42,18 @@ NOTE_PREFIX = "singletable: "
 SAMPLE_T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
 
-def _key(parts: Sequence[Any]) -> dict[str, Any]:
+def _key(parts: Sequence[Any], where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for part in parts:
         role = "PartitionKey" if part.role == "HASH" else "SortKey"
         if role in out:
-            # Workbench's KeyAttributes name one attribute per role.
+            # Workbench's KeyAttributes hold one attribute per role (PartitionKey, SortKey),
+            # so a native GSI's multi-attribute key has no form there.
+            names = ", ".join(p.name for p in parts if p.role == part.role)
             raise ModelDefinitionError(
-                f"key attribute {part.name!r}: a multi-attribute key cannot be written as a "
-                "NoSQL Workbench model"
+                f"{where}: its multi-attribute key ({names}) cannot be written as a NoSQL "
+                "Workbench model (one partition and one sort key attribute per index); "
+                "use `singletable synth` (CloudFormation, CDK or Terraform) for this table"
             )
         out[role] = {"AttributeName": part.name, "AttributeType": part.type}
     return out
@@ -148,13 +151,13 @@ def _table_model(
     non_key.setdefault(table.version_attribute, "N")
     model: dict[str, Any] = {
         "TableName": d.name,
-        "KeyAttributes": _key(d.key),
+        "KeyAttributes": _key(d.key, f"table {d.name!r}"),
         "NonKeyAttributes": [{"AttributeName": n, "AttributeType": t} for n, t in non_key.items()],
         "TableFacets": [_facet(p, gsi_keys) for p in plans],
         "GlobalSecondaryIndexes": [
             {
                 "IndexName": i.name,
-                "KeyAttributes": _key(i.key),
+                "KeyAttributes": _key(i.key, f"table {d.name!r}, native GSI {i.name!r}"),
                 "Projection": {
                     "ProjectionType": i.projection,
                     **(

@@ -8,6 +8,9 @@
   (extracted from hashicorp/aws 5.100.0 with ``terraform providers schema -json`` and
   trimmed to names, types, required and nesting): every argument and block must exist
   there with the right type and nesting, and every required argument must be present.
+  A GSI's ``key_schema`` (provider >= 6.29.0, for multi-attribute keys) is layered on from
+  ``aws_dynamodb_table.gsi_key_schema.json``, written from the provider's CHANGELOG and
+  docs, not extracted from a binary (none was reachable): see the note in that file.
   ``test_deploy_tools.py`` runs ``terraform validate`` for real (opt-in).
 """
 
@@ -31,9 +34,12 @@ from singletable.tooling.definitions.terraform import terraform_config
 from tests.schema_models import full_table
 from tests.tooling.definitions.test_schema import check_expected
 
-SCHEMA = json.loads(
-    (Path(__file__).parents[2] / "expected" / "aws_dynamodb_table.schema.json").read_text()
-)
+EXPECTED_DIR = Path(__file__).parents[2] / "expected"
+SCHEMA = json.loads((EXPECTED_DIR / "aws_dynamodb_table.schema.json").read_text())
+_KEY_SCHEMA = json.loads((EXPECTED_DIR / "aws_dynamodb_table.gsi_key_schema.json").read_text())
+_GSI = SCHEMA["block"]["block_types"]["global_secondary_index"]["block"]
+_GSI["attributes"].update(_KEY_SCHEMA["attributes"])
+_GSI["block_types"].update(_KEY_SCHEMA["block_types"])
 TABLES = [examples.demo, full_table(), st.Table("t", sk=None)]
 
 
@@ -88,6 +94,14 @@ def _cdk_as_cfn_keys(kw: dict[str, ast.expr]) -> dict[str, Any]:
             schema = [
                 {"AttributeName": _attr(ikw[a])[0], "KeyType": role} for role, a in keys if a in ikw
             ]
+            # A multi-attribute GSI key: partition_keys / sort_keys lists, in order.
+            for role, a in (("HASH", "partition_keys"), ("RANGE", "sort_keys")):
+                if a in ikw:
+                    parts = ikw[a]
+                    assert isinstance(parts, ast.List)
+                    schema += [{"AttributeName": _attr(p)[0], "KeyType": role} for p in parts.elts]
+            roles = [k["KeyType"] for k in schema]
+            assert roles == sorted(roles), "HASH parts before RANGE parts"
             if arg == "local_secondary_indexes":
                 schema.insert(0, out["KeySchema"][0])
             projection = ikw["projection_type"]
@@ -172,10 +186,29 @@ def test_multi_attribute_gsi_keys_are_rendered_as_lists() -> None:
         {"AttributeName": "tier", "KeyType": "HASH"},
         {"AttributeName": "day", "KeyType": "RANGE"},
     ]
-    with pytest.raises(
-        st.ModelDefinitionError, match=r"'ByRegion'.*multi-attribute key \(region, tier\)"
-    ):
-        terraform_config(d)
+    config = terraform_config(d)
+    assert config["terraform"]["required_providers"]["aws"]["version"] == ">= 6.29.0"
+    (gsi_block,) = config["resource"]["aws_dynamodb_table"]["t"]["global_secondary_index"]
+    assert "hash_key" not in gsi_block
+    assert "range_key" not in gsi_block
+    assert gsi_block["key_schema"] == [
+        {"attribute_name": "region", "key_type": "HASH"},
+        {"attribute_name": "tier", "key_type": "HASH"},
+        {"attribute_name": "day", "key_type": "RANGE"},
+    ]
+    # Only a GSI may have several attributes in a role: a table key may not.
+    two_hash = (KeyAttribute("a", "S", "HASH"), KeyAttribute("b", "S", "HASH"))
+    with pytest.raises(st.ModelDefinitionError, match=r"multi-attribute key \(a, b\)"):
+        terraform_config(type(d)(**{**d.__dict__, "key": two_hash}))
+
+
+def test_terraform_keeps_single_attribute_gsis_on_the_old_form() -> None:
+    config = terraform_config(examples.demo)
+    assert config["terraform"]["required_providers"]["aws"]["version"] == ">= 5.0"
+    for res in config["resource"]["aws_dynamodb_table"].values():
+        for gsi in res.get("global_secondary_index", []):
+            assert "hash_key" in gsi
+            assert "key_schema" not in gsi
 
 
 @given(hs.text(max_size=20))
@@ -228,6 +261,20 @@ def test_terraform_resource_fits_the_provider_schema(table: st.Table) -> None:
     assert config["terraform"]["required_providers"]["aws"]["source"] == "hashicorp/aws"
     for name, resource in config["resource"]["aws_dynamodb_table"].items():
         check_block(resource, SCHEMA["block"], name)
+        for gsi in resource.get("global_secondary_index", []):
+            check_gsi_key(gsi, f"{name}.{gsi['name']}")
+
+
+def check_gsi_key(gsi: dict[str, Any], where: str) -> None:
+    """The provider's rules on a GSI's key (docs): hash_key XOR key_schema, 1-4 + 0-4."""
+    assert ("hash_key" in gsi) != ("key_schema" in gsi), f"{where}: hash_key xor key_schema"
+    if "key_schema" in gsi:
+        assert "range_key" not in gsi, where
+        roles = [k["key_type"] for k in gsi["key_schema"]]
+        assert roles == sorted(roles), f"{where}: HASH parts first"  # "HASH" < "RANGE"
+        assert 1 <= roles.count("HASH") <= 4, where
+        assert roles.count("RANGE") <= 4, where
+        assert set(roles) <= {"HASH", "RANGE"}, where
 
 
 def test_terraform_schema_check_is_really_checking() -> None:
@@ -239,6 +286,21 @@ def test_terraform_schema_check_is_really_checking() -> None:
     ):
         with pytest.raises(AssertionError):
             check_block(broken, SCHEMA["block"], "orders_prod")
+    native = next(g for g in resource["global_secondary_index"] if "key_schema" in g)
+    for broken_gsi in (
+        {**native, "hash_key": "region"},
+        {**native, "key_schema": native["key_schema"][::-1]},
+        {**native, "key_schema": [{"attribute_name": "x", "key_type": "HASH"}] * 5},
+        {**native, "key_schema": [{"attribute_name": "x", "key_type": "SORT"}]},
+    ):
+        with pytest.raises(AssertionError):
+            check_gsi_key(broken_gsi, "g")
+    with pytest.raises(AssertionError):
+        check_block(
+            {**native, "key_schema": [{"attribute_name": "x"}]},
+            SCHEMA["block"]["block_types"]["global_secondary_index"]["block"],
+            "g",
+        )
 
 
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: t.name)
@@ -256,9 +318,15 @@ def test_terraform_declares_what_cloudformation_declares(table: st.Table) -> Non
     cfn_gsis = {g["IndexName"]: g for g in props.get("GlobalSecondaryIndexes", [])}
     for gsi in res.get("global_secondary_index", []):
         cfn = cfn_gsis.pop(gsi["name"])
-        assert [gsi["hash_key"], *([gsi["range_key"]] if "range_key" in gsi else [])] == [
-            k["AttributeName"] for k in cfn["KeySchema"]
-        ]
+        if "key_schema" in gsi:
+            assert [
+                {"AttributeName": k["attribute_name"], "KeyType": k["key_type"]}
+                for k in gsi["key_schema"]
+            ] == cfn["KeySchema"]
+        else:
+            assert [gsi["hash_key"], *([gsi["range_key"]] if "range_key" in gsi else [])] == [
+                k["AttributeName"] for k in cfn["KeySchema"]
+            ]
         assert gsi["projection_type"] == cfn["Projection"]["ProjectionType"]
         assert gsi.get("non_key_attributes") == cfn["Projection"].get("NonKeyAttributes")
     assert not cfn_gsis

@@ -11,7 +11,9 @@ where DIR holds ``node_modules/.bin/cdk`` and ``py/`` (``pip install --target DI
 
 Terraform needs ``terraform`` on the PATH and the hashicorp/aws provider, either from the
 registry or from a local mirror named by ``SINGLETABLE_TF_PLUGINS`` (a directory laid out
-as ``registry.terraform.io/hashicorp/aws/<version>/<platform>/``).
+as ``registry.terraform.io/hashicorp/aws/<version>/<platform>/``). The full table has a
+native GSI, written with ``key_schema``, so the provider must be 6.29.0 or later (the
+output's ``required_providers`` says so: an older one fails ``terraform init``).
 """
 
 from __future__ import annotations

@@ -269,3 +269,20 @@ def test_attribute_types_follow_the_stored_form(annotation: Any, value: Any, sto
     assert types["v"] == stored
     # ... which is the type the item is really stored with.
     assert list(Probe.plan().to_item(Probe(k="a", v=value))["v"]) == [stored]
+
+
+#: A table with a native (multi-attribute) GSI, for the command below.
+NATIVE_TABLE = st.Table(
+    "native",
+    indexes=[st.NativeGSI("ByArea", pk=[st.KeyPart("tenant", "S"), st.KeyPart("region", "S")])],
+)
+
+
+def test_export_refuses_a_native_gsi_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    # Workbench's KeyAttributes hold one PartitionKey and one SortKey: no form for the index.
+    argv = ["workbench", "export", f"{__name__}:NATIVE_TABLE"]
+    assert main(argv, out=io.StringIO()) != 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "native GSI 'ByArea'" in err
+    assert "multi-attribute key (tenant, region)" in err
+    assert "NoSQL Workbench" in err

@@ -9,6 +9,7 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from singletable.model.definition import create_table_request, table_definition
+from singletable.model.table import KeyType
 from singletable.tooling.migrations.drift import Deployed, drift
 from singletable.tooling.migrations.planner import ChangeClass
 
@@ -38,6 +39,10 @@ def described(table: st.Table) -> Deployed:
     return Deployed(live, ttl, backups)
 
 
+#: The attributes native GSI parts are drawn from, with their declared types.
+NATIVE_TYPES: dict[str, KeyType] = {"tenant": "S", "region": "S", "day": "N", "seq": "N"}
+
+
 @hs.composite
 def tables(draw: hs.DrawFn) -> st.Table:
     provisioned = draw(hs.booleans())
@@ -55,11 +60,27 @@ def tables(draw: hs.DrawFn) -> st.Table:
         )
         for i in draw(hs.sets(hs.integers(0, 3)))
     ]
+    natives = []
+    for i in draw(hs.sets(hs.integers(0, 1))):
+        # Native GSIs: the parts' order and presence is what drift must tell apart.
+        pk = draw(
+            hs.lists(hs.sampled_from(sorted(NATIVE_TYPES)), min_size=1, max_size=2, unique=True)
+        )
+        rest = sorted(set(NATIVE_TYPES) - set(pk))
+        sk = draw(hs.lists(hs.sampled_from(rest), max_size=2, unique=True))
+        natives.append(
+            st.NativeGSI(
+                f"N{i}",
+                pk=[st.KeyPart(a, NATIVE_TYPES[a]) for a in pk],
+                sk=[st.KeyPart(a, NATIVE_TYPES[a]) for a in sk],
+                throughput=st.Throughput(1, 1) if provisioned else None,
+            )
+        )
     lsis = [st.LSI("L", sk="LSK")] if draw(hs.booleans()) else []
     return st.Table(
         "t",
         sk=draw(hs.sampled_from(["SK", "SK2"])),
-        indexes=[*gsis, *lsis],
+        indexes=[*gsis, *natives, *lsis],
         billing_mode="PROVISIONED" if provisioned else "PAY_PER_REQUEST",
         throughput=st.Throughput(draw(hs.integers(1, 3)), 1) if provisioned else None,
         ttl_attribute=draw(hs.sampled_from([None, "expires", "ttl"])),
@@ -123,3 +144,31 @@ def test_endpoints_without_backups_leave_pitr_uncompared() -> None:
     )
     assert report.changes == ()
     assert "point-in-time recovery not compared" in report.to_text()
+
+
+def native(pk: list[str], sk: list[str]) -> st.Table:
+    parts = (
+        [st.KeyPart(a, NATIVE_TYPES[a]) for a in pk],
+        [st.KeyPart(a, NATIVE_TYPES[a]) for a in sk],
+    )
+    return st.Table("t", indexes=[st.NativeGSI("ByArea", pk=parts[0], sk=parts[1])])
+
+
+def test_native_gsi_part_order_and_parts_are_compared() -> None:
+    model = native(["tenant", "region"], ["day", "seq"])
+    assert drift(model, described(model)).changes == ()
+    for live in (
+        native(["region", "tenant"], ["day", "seq"]),  # partition parts swapped
+        native(["tenant", "region"], ["seq", "day"]),  # sort parts swapped
+        native(["tenant", "region"], ["day"]),  # a sort part missing
+        native(["tenant"], ["region", "day", "seq"]),  # a part moved to the sort key
+    ):
+        (change,) = drift(model, described(live)).changes
+        assert change.subject == "GSI ByArea changed"
+        assert change.kind is ChangeClass.ONLINE_INDEX
+        have = create_table_request(live)["GlobalSecondaryIndexes"][0]["KeySchema"]
+        shown = ", ".join(
+            f"{k['AttributeName']} ({NATIVE_TYPES[k['AttributeName']]}, {k['KeyType']})"
+            for k in have
+        )
+        assert f"deployed key {shown}," in change.reason

@@ -7,6 +7,11 @@ The models (``--show NAME`` prints a model's hand-written encoder and decoder):
 * **order**: an order with a nested address, a list of line models, optional fields and
   an enum;
 * **reading**: a numeric-heavy sensor reading (datetime sort key, floats, ints, Decimals);
+* **meter**, **purchase**, **trail**: issue 24's three shapes with varied values: a meter
+  reading (datetime sort key, ints and floats handed to pydantic as stored text, Decimals,
+  a ``list[float]`` of 10); a purchase (nested address, 3 nested parcels with optional
+  fields, enum, date, UUID, float, Decimal, a GSI); an audit trail (``dict[str, Any]`` of
+  nested maps and lists, ``set[str]``, ``Decimal``);
 * **random-N**: models drawn (seeded) from the supported field kinds, optional or not.
 
 The hand-written side is what one writes for one class by hand: one dict literal per
@@ -70,6 +75,17 @@ class Line(pydantic.BaseModel):
     price: Decimal
 
 
+class Parcel(pydantic.BaseModel):
+    """A nested line-item model with optional fields (issue 24's order shape)."""
+
+    sku: str
+    qty: int
+    unit_price: Decimal
+    weight_kg: float
+    discount: Decimal | None = None
+    gift_note: str | None = None
+
+
 def _any_enc(v: Any) -> dict[str, Any]:
     # How one writes a generic converter by hand: the JSON-like types, no checks.
     if isinstance(v, str):
@@ -122,6 +138,57 @@ def _lines(i: int) -> list[Line]:
     ]
 
 
+def _parcels(i: int) -> list[Parcel]:
+    return [
+        Parcel(
+            sku=f"P-{(i * 7 + j) % 211:04d}",
+            qty=1 + (i + j) % 5,
+            unit_price=Decimal(f"{3 + (i * j) % 40}.{(i + j) % 100:02d}"),
+            weight_kg=0.125 * (1 + (i + 3 * j) % 17),
+            discount=None if (i + j) % 3 else Decimal(f"0.{5 + j}"),
+            gift_note=None if (i + j) % 4 else f"for {['Ana', 'Bo', 'Cy'][j]}",
+        )
+        for j in range(3)
+    ]
+
+
+def _opt(field: str, tag: str) -> str:
+    """Hand-written encoding of an optional nested field: NULL or the value."""
+    value = f"str(e.{field})" if tag == "N" else f"e.{field}"
+    return f'"{field}": {{"NULL": True}} if e.{field} is None else {{"{tag}": {value}}}'
+
+
+_PARCEL_ENC = (
+    '{"M": {"sku": {"S": e.sku}, "qty": {"N": str(e.qty)}, '
+    '"unit_price": {"N": str(e.unit_price)}, "weight_kg": {"N": repr(e.weight_kg)}, '
+    f"{_opt('discount', 'N')}, {_opt('gift_note', 'S')}}}}}"
+)
+# Stored values handed to model_validate as they are (pydantic parses numbers from text).
+_PARCEL_DEC = (
+    '{"sku": m["sku"]["S"], "qty": m["qty"]["N"], "unit_price": m["unit_price"]["N"], '
+    '"weight_kg": m["weight_kg"]["N"], "discount": m["discount"].get("N"), '
+    '"gift_note": m["gift_note"].get("S")}'
+)
+
+
+def _deep_any(i: int) -> dict[str, Any]:
+    """A varied ``dict[str, Any]``: nested maps and lists, ints, Decimals, None, bools."""
+    return {
+        "actor": {"kind": ["user", "service", "admin"][i % 3], "roles": ["r1", "r2"][: 1 + i % 2]},
+        "request": {
+            "path": f"/v1/items/{i % 97}",
+            "query": {"page": i % 7, "limit": 50, "filters": [f"f{k}" for k in range(i % 4)]},
+            "headers": {"x-trace": f"t-{i:06d}", "x-retry": None if i % 2 else "1"},
+        },
+        "diff": [
+            {"field": f"f{k}", "old": k * i % 13, "new": Decimal(f"{k + 1}.{i % 10}")}
+            for k in range(1 + i % 3)
+        ],
+        "dry_run": i % 5 == 0,
+        "score": Decimal(f"0.{i % 1000:03d}"),
+    }
+
+
 _LINE_ENC = '{"M": {"sku": {"S": e.sku}, "qty": {"N": str(e.qty)}, "price": {"N": str(e.price)}}}'
 _LINE_DEC = (
     '{"sku": e["M"]["sku"]["S"], "qty": int(e["M"]["qty"]["N"]), "price": e["M"]["price"]["N"]}'
@@ -172,6 +239,26 @@ KINDS: dict[str, Kind] = {
         '{"M": {k: _any_enc(e) for k, e in v.items()}}',
         '{k: _any_dec(e) for k, e in a["M"].items()}',
     ),
+    "floats10": Kind(
+        list[float],
+        lambda i: [round(20.0 + 0.1 * ((i * 13 + k * 7) % 150) - k * 0.25, 3) for k in range(10)],
+        '{"L": [{"N": repr(e)} for e in v]}',
+        '[e["N"] for e in a["L"]]',
+    ),
+    "int_text": Kind(int, lambda i: (i * 7919) % 1_000_003 - 500_000, '{"N": str(v)}', 'a["N"]'),
+    "float_text": Kind(float, lambda i: (i * 0.731) % 97.0 - 40.0, '{"N": repr(v)}', 'a["N"]'),
+    "parcels": Kind(
+        list[Parcel],
+        _parcels,
+        f'{{"L": [{_PARCEL_ENC} for e in v]}}',
+        f'[{_PARCEL_DEC} for m in (e["M"] for e in a["L"])]',
+    ),
+    "any_deep": Kind(
+        dict[str, Any],
+        _deep_any,
+        '{"M": {k: _any_enc(e) for k, e in v.items()}}',
+        '{k: _any_dec(e) for k, e in a["M"].items()}',
+    ),
     "address": Kind(
         Address,
         _addr,
@@ -194,6 +281,7 @@ class ModelSpec:
     pk: str  # template over a str field
     sk: str  # template over a str field
     fields: dict[str, tuple[str, bool]]
+    gsi: tuple[str, str] | None = None  # GSI1 templates (pk, sk), each over a str field
 
 
 FAMILY = [
@@ -259,6 +347,66 @@ FAMILY = [
 ]
 
 
+# Issue 24's three shapes, each with a key over a non-str field and more varied values.
+FAMILY += [
+    ModelSpec(
+        "meter",
+        "METER#{meter_id}",
+        "T#{taken_at}",
+        {
+            "meter_id": ("str", False),
+            "taken_at": ("datetime", False),
+            "seq": ("int_text", False),
+            "pulses": ("int_text", False),
+            "dropped": ("int", False),
+            "temp_c": ("float_text", False),
+            "rh": ("float_text", False),
+            "vbat": ("float", False),
+            "kwh": ("decimal", False),
+            "tariff": ("decimal", False),
+            "cost": ("decimal", True),
+            "samples": ("floats10", False),
+        },
+    ),
+    ModelSpec(
+        "purchase",
+        "BUYER#{buyer_id}",
+        "PO#{po_id}",
+        {
+            "buyer_id": ("str", False),
+            "po_id": ("str", False),
+            "region": ("str", False),
+            "state": ("enum", False),
+            "ordered_on": ("date", False),
+            "ref": ("uuid", False),
+            "ship_to": ("address", False),
+            "bill_to": ("address", True),
+            "parcels": ("parcels", False),
+            "weight_kg": ("float", False),
+            "amount": ("decimal", False),
+            "promo": ("str", True),
+            "ship_by": ("date", True),
+        },
+        gsi=("REGION#{region}", "PO#{po_id}"),
+    ),
+    ModelSpec(
+        "trail",
+        "SUBJ#{subject}",
+        "AT#{at}",
+        {
+            "subject": ("str", False),
+            "at": ("datetime", False),
+            "verb": ("str", False),
+            "origin": ("str", True),
+            "ok": ("bool", False),
+            "payload": ("any_deep", False),
+            "scopes": ("set_str", False),
+            "charge": ("decimal", False),
+        },
+    ),
+]
+
+
 def random_specs(count: int, seed: int) -> list[ModelSpec]:
     """``count`` models of 4..14 attributes drawn from `KINDS`, some optional."""
     rng = random.Random(seed)
@@ -275,7 +423,8 @@ def random_specs(count: int, seed: int) -> list[ModelSpec]:
 
 def build_model(spec: ModelSpec) -> type[st.Entity]:
     """The Entity class of ``spec``."""
-    table = st.Table(f"bench-{spec.name}")
+    indexes = [st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")] if spec.gsi else []
+    table = st.Table(f"bench-{spec.name}", indexes=indexes)
     fields: dict[str, Any] = {}
     for name, (kind_name, optional) in spec.fields.items():
         kind = KINDS[kind_name]
@@ -288,15 +437,23 @@ def build_model(spec: ModelSpec) -> type[st.Entity]:
     model: type[st.Entity] = pydantic.create_model(
         spec.name.replace("-", "_").title(),
         __base__=st.Entity,
-        __cls_kwargs__={"table": table, "pk": spec.pk, "sk": spec.sk},
+        __cls_kwargs__={
+            "table": table,
+            "pk": spec.pk,
+            "sk": spec.sk,
+            **({"indexes": {"GSI1": st.IndexKeys(*spec.gsi)}} if spec.gsi else {}),
+        },
         **fields,
     )
     return model
 
 
-def _key_source(template: str) -> str:
+def _key_source(template: str, spec: ModelSpec) -> str:
     literal, field = template.split("{")
-    return f'{{"S": {literal!r} + o.{field.rstrip("}")}}}'
+    value = f"o.{field.rstrip('}')}"
+    if spec.fields[field.rstrip("}")][0] == "datetime":  # UTC, written with a Z in keys
+        value = f'{value}.isoformat(timespec="microseconds").replace("+00:00", "Z")'
+    return f'{{"S": {literal!r} + {value}}}'
 
 
 def _bind(expression: str, name: str, target: str) -> str:
@@ -307,8 +464,11 @@ def _bind(expression: str, name: str, target: str) -> str:
 def hand_source(spec: ModelSpec) -> str:
     """Source of the hand-written encoder and decoder for ``spec``."""
     enc = ["def encode(o):", "    item = {"]
-    enc.append(f'        "PK": {_key_source(spec.pk)},')
-    enc.append(f'        "SK": {_key_source(spec.sk)},')
+    enc.append(f'        "PK": {_key_source(spec.pk, spec)},')
+    enc.append(f'        "SK": {_key_source(spec.sk, spec)},')
+    if spec.gsi:
+        enc.append(f'        "GSI1PK": {_key_source(spec.gsi[0], spec)},')
+        enc.append(f'        "GSI1SK": {_key_source(spec.gsi[1], spec)},')
     dec = ["def decode(item):", "    data = {"]
     late_enc: list[str] = []
     late_dec: list[str] = []
@@ -351,8 +511,10 @@ def instances(spec: ModelSpec, model: type[st.Entity], n: int) -> list[st.Entity
             if optional and i % 2:
                 continue
             values[name] = KINDS[kind_name].value(i + len(name))
-        values[next(iter(spec.fields))] = f"id{i % 50}"
-        values[list(spec.fields)[1]] = f"item{i}"
+        first, second = list(spec.fields)[:2]
+        values[first] = f"id{i % 50}"
+        if spec.fields[second][0] == "str":
+            values[second] = f"item{i}"
         result.append(model(**values))
     return result
 

@@ -176,7 +176,8 @@ class _EnumFast(FastPath):
         scalar = f"{x}._value_" if self.kind == "S" else f"str({x}._value_)"
         return Expr(guard, self.kind, scalar, static=self.static)
 
-    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr | None:
+        del lax  # the member is looked up in any mode
         if self.kind != "S":
             return None
         raw = w.var("raw")

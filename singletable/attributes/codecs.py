@@ -46,12 +46,14 @@ from __future__ import annotations
 import enum
 import types
 import typing
-from collections.abc import Mapping, MutableMapping, MutableSequence, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence, Sequence
 from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from typing import Any, Literal, Union
 
 import pydantic
+from pydantic import BeforeValidator, PlainValidator, WrapValidator
+from pydantic.fields import FieldInfo
 
 from singletable.attributes.choices import enum_codec, literal_codec
 from singletable.attributes.codec_parts import (
@@ -81,7 +83,7 @@ from singletable.attributes.scalars import (
 from singletable.errors import ItemEncodeError, ModelDefinitionError
 from singletable.types import AttributeValue
 
-__all__ = ["AttributeCodec", "attribute_codec_for"]
+__all__ = ["AttributeCodec", "attribute_codec_for", "lax_field"]
 
 
 class AttributeCodec:
@@ -220,6 +222,44 @@ def _model_plan(model: type[pydantic.BaseModel]) -> _ModelPlan:
 _NESTED_FIELD = "field"
 
 
+def lax_field(model: type[Any], name: str) -> bool:
+    """Whether field ``name`` of ``model`` may be handed stored text for pydantic to parse.
+
+    Only when pydantic validates it in lax mode, NaN and infinities stay refused as the
+    codecs refuse them, and no validator of the user's runs before pydantic's own (it
+    would see text where it saw numbers or UUIDs).
+    """
+    if model.model_config.get("strict"):
+        return False
+    decorators = model.__pydantic_decorators__
+    if any(d.info.mode != "after" for d in decorators.model_validators.values()):
+        return False
+    for decorator in decorators.field_validators.values():
+        fields = decorator.info.fields
+        if decorator.info.mode != "after" and (name in fields or "*" in fields):
+            return False
+    info = model.model_fields[name]
+    return not any(
+        _takes_raw_input(m) for m in (*info.metadata, *_annotation_parts(info.annotation))
+    )
+
+
+def _annotation_parts(annotation: Any) -> Iterator[Any]:
+    """Every argument inside ``annotation`` (element types, ``Annotated`` metadata)."""
+    for arg in typing.get_args(annotation):
+        yield arg
+        yield from _annotation_parts(arg)
+        if isinstance(arg, FieldInfo):
+            yield from arg.metadata
+
+
+def _takes_raw_input(marker: Any) -> bool:
+    """Whether a metadata object makes stored text unsafe to hand to pydantic."""
+    if getattr(marker, "strict", False) is True or getattr(marker, "allow_inf_nan", False):
+        return True
+    return isinstance(marker, (BeforeValidator, PlainValidator, WrapValidator))
+
+
 def _model_codec(
     where: str, nullable: bool, position: str, model: type[pydantic.BaseModel]
 ) -> Built:
@@ -265,7 +305,13 @@ def _model_codec(
         params["recursive"] = True
     else:
         params["fields"] = plan.params
-    fast = ModelFast(to_av, model, lambda: plan.fast, nullable=nullable)
+    fast = ModelFast(
+        to_av,
+        model,
+        lambda: plan.fast,
+        nullable=nullable,
+        decoding=lambda: [(key, lax_field(model, name)) for name, key, _to, _from in fields],
+    )
     return Built(to_av, from_av, params, fast)
 
 

@@ -15,6 +15,7 @@ from singletable.attributes.numbers import (
     FLOAT_FAST_HIGH,
     FLOAT_FAST_LOW,
     INT_FAST_BOUND,
+    decimal_text,
     number_from_text,
     number_text,
 )
@@ -226,8 +227,8 @@ def to_attribute_value_sized(value: Any, where: str = "value") -> tuple[Attribut
 
 
 # sized_map and sized_list convert their commonest entries (text, small ints, booleans,
-# nested dicts and lists) without a call each, and count text bounds inline: they run
-# once per `dict[str, Any]` field on every write.
+# None, Decimals, nested dicts and lists) without a dispatching call each, and count text
+# bounds inline: they run once per `dict[str, Any]` field on every write.
 
 
 def sized_map(value: dict[Any, Any], where: str) -> tuple[AttributeValue, int]:
@@ -248,6 +249,13 @@ def sized_map(value: dict[Any, Any], where: str) -> tuple[AttributeValue, int]:
         elif kind is bool:
             entries[key] = {"BOOL": element}
             size += 1
+        elif element is None:
+            entries[key] = {"NULL": True}
+            size += 1
+        elif kind is Decimal:
+            # decimal_text refuses what no Number holds, so the largest Number's size bounds it.
+            entries[key] = {"N": decimal_text(element, where, element)}
+            size += _MAX_NUMBER_SIZE
         elif kind is dict:
             entries[key], element_size = sized_map(element, where)
             size += element_size
@@ -275,6 +283,12 @@ def sized_list(value: list[Any] | tuple[Any, ...], where: str) -> tuple[Attribut
         elif kind is bool:
             elements.append({"BOOL": element})
             size += 1
+        elif element is None:
+            elements.append({"NULL": True})
+            size += 1
+        elif kind is Decimal:
+            elements.append({"N": decimal_text(element, where, element)})
+            size += _MAX_NUMBER_SIZE
         elif kind is dict:
             av, element_size = sized_map(element, where)
             elements.append(av)

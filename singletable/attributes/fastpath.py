@@ -35,6 +35,8 @@ from singletable.errors import ItemEncodeError
 
 __all__ = ["DecodeExpr", "Expr", "FastPath", "Writer"]
 
+_NULL = {"NULL": True}
+
 
 class Writer:
     """An indented source builder with named constants and the size-bound bookkeeping.
@@ -160,13 +162,10 @@ class DecodeExpr(NamedTuple):
     Attributes:
         expression: Evaluates to the decoded value.
         errors: The exception names (a tuple's source) that send ``av`` to the codec.
-        lax: The expression gives what pydantic turns into the field's value only when it
-            validates in lax mode (text for a UUID); not for strict fields.
     """
 
     expression: str
     errors: str = "KeyError, TypeError"
-    lax: bool = False
 
 
 class FastPath:
@@ -194,9 +193,14 @@ class FastPath:
         del w, x
         return None
 
-    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
-        """An inline decoding expression over ``av``, or None to call the codec."""
-        del w, av
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr | None:
+        """An inline decoding expression over ``av``, or None to call the codec.
+
+        With ``lax`` the expression may give stored text that pydantic parses into the
+        field's value itself (numbers, UUIDs): the caller has checked that the field
+        validates in lax mode and that no validator of the user's sees the raw value.
+        """
+        del w, av, lax
         return None
 
     def slow(self, w: Writer, x: str, store: str) -> None:
@@ -333,10 +337,10 @@ class ListFast(FastPath):
         with w.block("else:"):
             self.slow(w, x, store)
 
-    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr | None:
         e = w.var("e")
-        inner = self.item.decode(w, e)
-        if inner is None or inner.errors != "KeyError, TypeError" or inner.lax:
+        inner = self.item.decode(w, e, lax=lax)
+        if inner is None or inner.errors != "KeyError, TypeError":
             return None
         return DecodeExpr(f"[{inner.expression} for {e} in {av}['L']]")
 
@@ -400,10 +404,10 @@ class MapFast(FastPath):
         with w.block("else:"):
             self.slow(w, x, store)
 
-    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr | None:
         k, e = w.var("k"), w.var("e")
-        inner = self.value.decode(w, e)
-        if inner is None or inner.errors != "KeyError, TypeError" or inner.lax:
+        inner = self.value.decode(w, e, lax=lax)
+        if inner is None or inner.errors != "KeyError, TypeError":
             return None
         return DecodeExpr(f"{{{k}: {inner.expression} for {k}, {e} in {av}['M'].items()}}")
 
@@ -484,9 +488,9 @@ class SetFast(FastPath):
         with w.block("else:"):
             self.slow(w, x, store)
 
-    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr | None:
         e = w.var("e")
-        inner = self.element.decode(w, e)
+        inner = self.element.decode(w, e, lax=lax)
         if inner is None or inner.expression != f"{e}[{self.set_kind[0]!r}]":
             return None  # only elements stored as themselves (strings, bytes as bytes)
         if self.set_kind == "BS":
@@ -507,10 +511,13 @@ class ModelFast(FastPath):
         fields: Callable[[], list[tuple[str, FastPath]]],
         *,
         nullable: bool,
+        decoding: Callable[[], list[tuple[str, bool]]],
     ) -> None:
         super().__init__(to_av, nullable=nullable)
         self.model = model
         self.fields = fields  # called at generation time: a recursive model is complete then
+        #: Per field, in order: the key model_validate takes it under, and whether it is lax.
+        self.decoding = decoding
 
     def emit(self, w: Writer, x: str, store: str) -> None:
         if self.model in w.expanding:
@@ -534,6 +541,38 @@ class ModelFast(FastPath):
                 self.slow(w, x, store)
         finally:
             w.expanding.discard(self.model)
+
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr | None:
+        """One dict display for pydantic to validate, as code by hand writes it.
+
+        Every field must be stored (a missing one, such as an omitted empty set, sends the
+        whole value to the codec) and have an inline form; a nullable field reads NULL
+        as None. The model is validated once, by the entity's own validation.
+        """
+        if self.model in w.expanding:
+            return None
+        w.expanding.add(self.model)
+        try:
+            m = w.var("m")
+            entries: list[str] = []
+            for (name, field), (key, field_lax) in zip(self.fields(), self.decoding(), strict=True):
+                stored = f"({m} := {av}['M'])[{name!r}]" if not entries else f"{m}[{name!r}]"
+                if field.nullable:
+                    v = w.var("v")
+                    inner = field.decode(w, v, lax=lax and field_lax)
+                    test = f"({v} := {stored}) == {w.ref(_NULL, 'NULL')} and {v}['NULL'] is True"
+                    value = None if inner is None else f"None if {test} else {inner.expression}"
+                else:
+                    inner = field.decode(w, stored, lax=lax and field_lax)
+                    value = None if inner is None else inner.expression
+                if inner is None or value is None or inner.errors != "KeyError, TypeError":
+                    return None
+                entries.append(f"{key!r}: {value}")
+        finally:
+            w.expanding.discard(self.model)
+        if not entries:
+            return None
+        return DecodeExpr("{" + ", ".join(entries) + "}")
 
     def _display(
         self,

@@ -74,7 +74,8 @@ class _StrFast(FastPath):
     def expression(self, w: Writer, x: str) -> Expr:
         return Expr(f"{x}.__class__ is str", "S", x, chars=f"len({x})")
 
-    def decode(self, w: Writer, av: str) -> DecodeExpr:
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr:
+        del lax
         return DecodeExpr(f"{av}['S']")
 
 
@@ -108,7 +109,8 @@ class _BoolFast(FastPath):
     def expression(self, w: Writer, x: str) -> Expr:
         return Expr(f"{x} is True or {x} is False", "BOOL", x, static=1)
 
-    def decode(self, w: Writer, av: str) -> DecodeExpr:
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr:
+        del lax
         return DecodeExpr(f"{av}['BOOL']")
 
 
@@ -167,7 +169,9 @@ class _IntFast(FastPath):
         guard = f"{x}.__class__ is int and {-bound} < {x} < {bound}"
         return Expr(guard, "N", f"str({x})", static=MAX_NUMBER_SIZE)
 
-    def decode(self, w: Writer, av: str) -> DecodeExpr:
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr:
+        if lax:
+            return DecodeExpr(f"{av}['N']")  # parsed once, by pydantic (issue 24)
         return DecodeExpr(f"int({av}['N'])", "KeyError, TypeError, ValueError")
 
 
@@ -213,7 +217,9 @@ class _FloatFast(FastPath):
         )
         return Expr(guard, "N", f"repr({x})", static=MAX_NUMBER_SIZE)
 
-    def decode(self, w: Writer, av: str) -> DecodeExpr:
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr:
+        if lax:
+            return DecodeExpr(f"{av}['N']")  # parsed once, by pydantic (issue 24)
         return DecodeExpr(f"float({av}['N'])", "KeyError, TypeError, ValueError")
 
 
@@ -263,7 +269,11 @@ class _DecimalFast(FastPath):
         )
         return Expr(guard, "N", t, static=MAX_NUMBER_SIZE)
 
-    def decode(self, w: Writer, av: str) -> DecodeExpr:
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr:
+        if lax:
+            # Parsed once, by pydantic, which refuses NaN and infinities as the codec does
+            # (a field allowing them is not lax: see `codegen`).
+            return DecodeExpr(f"{av}['N']")
         d = w.var("d")
         number = f"({d} := {w.ref(Decimal, 'Decimal')}({av}['N']))"
         # Not finite, or not a number: the codec raises its own error.
@@ -361,11 +371,11 @@ class _TextFast(FastPath):
             return Expr(guard + f" and {x}.tzinfo is None", "S", f"{x}.isoformat()", static=15)
         return Expr(guard, "S", f"str({x})", static=36)  # UUID
 
-    def decode(self, w: Writer, av: str) -> DecodeExpr | None:
+    def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr | None:
         if self.cls is uuid.UUID:
             # uuid.UUID(text) costs more than pydantic's own parsing of the text, which a
             # lax model does; a strict one needs the UUID.
-            return DecodeExpr(f"{av}['S']", lax=True)
+            return DecodeExpr(f"{av}['S']") if lax else None
         parse = w.ref(self.cls.fromisoformat, f"{self.cls.__name__}_parse")
         # A text fromisoformat refuses is returned as text by the codec, for pydantic.
         return DecodeExpr(f"{parse}({av}['S'])", "KeyError, TypeError, ValueError")

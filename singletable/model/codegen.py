@@ -35,9 +35,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from singletable.attributes.codecs import lax_field
 from singletable.attributes.fastpath import Writer
 from singletable.attributes.size import MAX_ITEM_SIZE, check_item_size
-from singletable.errors import ItemDecodeError
 from singletable.keys.escaping import LONE_SURROGATE
 from singletable.keys.templates import FieldSegment, KeyTemplate
 from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds
@@ -451,9 +451,7 @@ def build_item_decoder(plan: EntityPlan) -> Callable[..., Any]:
         w(f"av = item.get({field.attribute!r})")
         with w.block("if av is not None:"):
             # The inline forms are the codecs' own fast paths; anything else goes to the codec.
-            inline = field.codec.fast.decode(w, "av")
-            if inline is not None and inline.lax and _strict(plan.model, name):
-                inline = None
+            inline = field.codec.fast.decode(w, "av", lax=lax_field(plan.model, name))
             if inline is None:
                 w(f"data[{name!r}] = {dec}(av)")
             else:
@@ -469,24 +467,18 @@ def build_item_decoder(plan: EntityPlan) -> Callable[..., Any]:
                 w(f"data[{name!r}] = None")
     fill = w.ref(plan._fill_from_keys, "fill_from_keys")
     model = w.ref(plan.model, "model")
-    error = w.ref(ItemDecodeError, "ItemDecodeError")
     with w.block(f"if len(data) < {len(plan.fields)}:"):
         w(f"{fill}(item, data)")
     with w.block("try:"):
         # Stored attributes are named after the fields, whatever their aliases.
         w(f"return {model}.model_validate(data, by_name=True)")
-    with w.block("except ValueError as exc:"):
-        message = f"{plan.label}: stored item does not validate: "
-        w(f"raise {error}({message!r} + str(exc)) from exc")
+    with w.block("except ValueError:"):
+        # Lax fields handed pydantic stored text; on any failure the reference decodes
+        # the item again, so errors (and the rare text only the codec reads, such as
+        # "1E+2" for an int) come out exactly as the codecs give them.
+        w(f"return {w.ref(plan._from_item_reference, 'reference')}(item)")
     function: Callable[..., Any] = _compile("from_item", w.lines, w.values, plan.model.__qualname__)
     return function
-
-
-def _strict(model: type[BaseModel], name: str) -> bool:
-    """Whether pydantic validates field ``name`` of ``model`` in strict mode."""
-    if model.model_config.get("strict"):
-        return True
-    return any(getattr(m, "strict", False) for m in model.model_fields[name].metadata)
 
 
 def install_generated_codecs(plan: EntityPlan) -> None:

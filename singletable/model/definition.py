@@ -217,13 +217,13 @@ def gsi_request(table: Table, index: GSI | NativeGSI) -> dict[str, Any]:
     return index_entry(_index_definition(table, index, attribute_definitions(table)))
 
 
-def create_table_request(table: Table | TableDefinition) -> dict[str, Any]:
-    """The boto3 ``create_table`` keyword arguments for ``table``.
+def key_and_index_properties(d: TableDefinition) -> dict[str, Any]:
+    """What CreateTable and CloudFormation's table properties spell alike.
 
-    AttributeDefinitions lists key attributes only (DynamoDB refuses others).
+    The name, attribute definitions, key schema, billing and throughput, and the indexes;
+    the settings (stream, SSE, TTL...) each spell their own way.
     """
-    d = table_definition(table) if isinstance(table, Table) else table
-    request: dict[str, Any] = {
+    properties: dict[str, Any] = {
         "TableName": d.name,
         "AttributeDefinitions": [
             {"AttributeName": name, "AttributeType": kind} for name, kind in d.attributes
@@ -232,12 +232,22 @@ def create_table_request(table: Table | TableDefinition) -> dict[str, Any]:
         "BillingMode": d.billing_mode,
     }
     if d.throughput is not None:
-        request["ProvisionedThroughput"] = throughput_of(d.throughput)
+        properties["ProvisionedThroughput"] = throughput_of(d.throughput)
     gsis, lsis = index_entries(d, "GSI"), index_entries(d, "LSI")
     if gsis:
-        request["GlobalSecondaryIndexes"] = gsis
+        properties["GlobalSecondaryIndexes"] = gsis
     if lsis:
-        request["LocalSecondaryIndexes"] = lsis
+        properties["LocalSecondaryIndexes"] = lsis
+    return properties
+
+
+def create_table_request(table: Table | TableDefinition) -> dict[str, Any]:
+    """The boto3 ``create_table`` keyword arguments for ``table``.
+
+    AttributeDefinitions lists key attributes only (DynamoDB refuses others).
+    """
+    d = table_definition(table) if isinstance(table, Table) else table
+    request = key_and_index_properties(d)
     if d.stream is not None:
         request["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": d.stream}
     if d.sse:

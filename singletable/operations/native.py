@@ -15,7 +15,7 @@ async and lean executors alike); only the key condition and the key attributes d
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -213,29 +213,17 @@ class NativeQuery(EntityQuery[E]):
     def _keys_only(self) -> bool:
         return self.native.spec.projection.type == "KEYS_ONLY"
 
-    def _check_keys_only(self) -> None:
-        if not self._keys_only():
-            return
-        recoverable = {*self.plan.primary.fields, *self.native.fields}
-        wanted = self._projection if self._projection is not None else tuple(self.plan.fields)
-        lost = [f for f in wanted if f not in recoverable]
-        if lost:
-            raise QueryError(
-                f"{self.plan.label}: native GSI {self._index()!r} projects KEYS_ONLY, so field "
-                f"{lost[0]!r} is not in its items; use .project(...) with key fields only "
-                f"({', '.join(sorted(recoverable))}), then read full items by key"
-            )
+    def _index_noun(self) -> str:
+        return f"native GSI {self._index()!r}"
+
+    def _index_key_fields(self) -> Iterable[str]:
+        return self.native.fields
+
+    def _why_others_share_it(self) -> str:
+        return "other entities store its parts"
 
     def _request(self, ph: Placeholders) -> dict[str, Any]:
-        if self._keys_only() and self._needs_type_filter():
-            raise QueryError(
-                f"{self.plan.label}: native GSI {self._index()!r} projects KEYS_ONLY and other "
-                "entities store its parts, so its items cannot be told apart (the entity "
-                f"attribute {self.table.entity_attribute!r} is not in the index); give the "
-                "index an INCLUDE or ALL projection, which carries it"
-            )
-        if not self._counting:
-            self._check_keys_only()
+        self._check_keys_only()
         conditions: list[Condition] = [
             key_ref(part.attribute) == av for part, av in self._equalities
         ]

@@ -14,7 +14,7 @@ however large the partition is.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel
@@ -239,31 +239,45 @@ class EntityQuery(BaseQuery[E]):
     def _partition_av(self) -> tuple[str, dict[str, str]] | None:
         return self.key_plan.schema.pk, self.key_plan.pk.attribute_value(self.partition)
 
+    def _index_noun(self) -> str:
+        """How messages name the index read (a native GSI says so)."""
+        return f"index {self._index()!r}"
+
+    def _index_key_fields(self) -> Iterable[str]:
+        """The fields the index's own key holds (a KEYS_ONLY item carries them)."""
+        return self.key_plan.fields
+
+    def _why_others_share_it(self) -> str:
+        """Why other entities' items can be in the range read (for the KEYS_ONLY refusal)."""
+        return "other entity types can have keys in this range"
+
     def _check_keys_only(self) -> None:
+        """Refuse, before sending, a KEYS_ONLY read that cannot give what was asked."""
         if not self._keys_only():
             return
-        recoverable = {*self.plan.primary.fields, *self.key_plan.fields}
+        if self._needs_type_filter():
+            # The type filter reads the entity attribute, which a KEYS_ONLY index does not
+            # copy: DynamoDB would drop every item and the query would silently be empty.
+            raise QueryError(
+                f"{self.plan.label}: {self._index_noun()} projects KEYS_ONLY and "
+                f"{self._why_others_share_it()}, so its items cannot be told apart (the "
+                f"entity attribute {self.table.entity_attribute!r} is not in the index); "
+                "give the index an INCLUDE or ALL projection, which carries it"
+            )
+        if self._counting:
+            return
+        recoverable = {*self.plan.primary.fields, *self._index_key_fields()}
         wanted = self._projection if self._projection is not None else tuple(self.plan.fields)
         lost = [f for f in wanted if f not in recoverable]
         if lost:
             raise QueryError(
-                f"{self.plan.label}: index {self._index()!r} projects KEYS_ONLY, so field "
+                f"{self.plan.label}: {self._index_noun()} projects KEYS_ONLY, so field "
                 f"{lost[0]!r} is not in its items; use .project(...) with key fields only "
                 f"({', '.join(sorted(recoverable))}), then read full items by key"
             )
 
     def _request(self, ph: Placeholders) -> dict[str, Any]:
-        if self._keys_only() and self._needs_type_filter():
-            # The type filter reads the entity attribute, which a KEYS_ONLY index does not
-            # copy: DynamoDB would drop every item and the query would silently be empty.
-            raise QueryError(
-                f"{self.plan.label}: index {self._index()!r} projects KEYS_ONLY and other "
-                "entity types can have keys in this range, so its items cannot be told "
-                f"apart (the entity attribute {self.table.entity_attribute!r} is not in the "
-                "index); give the index an INCLUDE or ALL projection, which carries it"
-            )
-        if not self._counting:
-            self._check_keys_only()
+        self._check_keys_only()
         schema = self.key_plan.schema
         pk_ref = key_ref(schema.pk)
         parts = [render_condition(pk_ref == self.key_plan.pk.attribute_value(self.partition), ph)]

@@ -16,10 +16,8 @@ from typing import Any
 from singletable.errors import ModelDefinitionError
 from singletable.model.definition import (
     TableDefinition,
-    index_entries,
-    key_schema_of,
+    key_and_index_properties,
     table_definition,
-    throughput_of,
 )
 from singletable.model.table import Table
 
@@ -46,21 +44,7 @@ def cloudformation_resource(table: Table | TableDefinition) -> dict[str, Any]:
     table must never take the data with it; delete a retained table by hand.
     """
     d = table_definition(table) if isinstance(table, Table) else table
-    props: dict[str, Any] = {
-        "TableName": d.name,
-        "AttributeDefinitions": [
-            {"AttributeName": name, "AttributeType": kind} for name, kind in d.attributes
-        ],
-        "KeySchema": key_schema_of(d.key),
-        "BillingMode": d.billing_mode,
-    }
-    if d.throughput is not None:
-        props["ProvisionedThroughput"] = throughput_of(d.throughput)
-    gsis, lsis = index_entries(d, "GSI"), index_entries(d, "LSI")
-    if gsis:
-        props["GlobalSecondaryIndexes"] = gsis
-    if lsis:
-        props["LocalSecondaryIndexes"] = lsis
+    props = key_and_index_properties(d)
     if d.ttl_attribute is not None:
         props["TimeToLiveSpecification"] = {"AttributeName": d.ttl_attribute, "Enabled": True}
     if d.stream is not None:

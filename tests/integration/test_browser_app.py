@@ -155,6 +155,20 @@ def test_a_taken_unique_value_is_reported_as_taken_with_its_field(site: Site) ->
     assert assert_guards_exact(site.client, site.table) == (2, 2)
 
 
+@pytest.mark.parametrize(
+    "value", ["9" * 5_000, "[" + "1" * 4_301 + "]", '{"n": -' + "7" * 9_999 + "}"]
+)
+def test_a_number_past_pythons_digit_limit_in_an_edit_field_is_refused(
+    site: Site, value: str
+) -> None:
+    # Found by the generated-requests test in a CI rehearsal: json.loads raises a plain
+    # ValueError (not JSONDecodeError) for an integer literal of more than 4,300 digits,
+    # and the page answered 500.
+    response = site.http.post("/item", data=edit_form(site, "m1", details=value))
+    assert response.status_code == 400, response.text
+    assert "Member.details: not valid JSON" in response.text
+
+
 @pytest.mark.parametrize("depth", [MAX_NESTING + 1, 5_000, 200_000])
 def test_deeply_nested_json_in_an_edit_field_is_refused_naming_the_field(
     site: Site, depth: int

@@ -700,8 +700,11 @@ def parse_field_text(plan: EntityPlan, name: str, text: str) -> Any:
             )
         try:
             value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{plan.name}.{name}: not valid JSON ({exc.msg})") from None
+        except ValueError as exc:
+            # Not only JSONDecodeError: an integer literal past Python's digit limit (4,300)
+            # raises a plain ValueError from inside the parser.
+            why = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise InputError(f"{plan.name}.{name}: not valid JSON ({why})") from None
     try:
         return plan.validate_field(name, value)
     except ItemEncodeError as exc:

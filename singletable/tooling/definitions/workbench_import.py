@@ -145,7 +145,7 @@ def _notes(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
         if line.startswith(NOTE_PREFIX):
             try:
                 note = json.loads(line[len(NOTE_PREFIX) :])
-            except json.JSONDecodeError:
+            except ValueError:  # JSONDecodeError, or an integer past the digit limit
                 continue  # a line a person edited: the TODOs cover what it held
             if isinstance(note, dict):
                 notes.append(note)

@@ -226,6 +226,8 @@ def load_snapshot(text: str, *, source: str = "snapshot") -> dict[str, Any]:
         raise SnapshotError(
             f"{source}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
         ) from None
+    except ValueError as exc:  # an integer literal past Python's digit limit
+        raise SnapshotError(f"{source}: not valid JSON ({exc})") from None
     if not isinstance(document, dict) or "format_version" not in document:
         raise SnapshotError(
             f"{source}: not a singletable snapshot (no 'format_version'); create one with "

@@ -86,6 +86,9 @@ def test_separately_built_identical_models_give_identical_text() -> None:
 def test_bad_json_is_a_snapshot_error_naming_the_source() -> None:
     with pytest.raises(st.SnapshotError, match=r"model\.json: not valid JSON .*line 1"):
         load_snapshot("{nope", source="model.json")
+    # An integer past Python's digit limit raises a plain ValueError inside the parser.
+    with pytest.raises(st.SnapshotError, match=r"model\.json: not valid JSON"):
+        load_snapshot('{"format_version": ' + "1" * 5_000 + "}", source="model.json")
 
 
 def test_other_format_version_is_refused() -> None:

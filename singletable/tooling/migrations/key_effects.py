@@ -392,12 +392,11 @@ def _attribute_domain(
     just its values: their domain is an int's when one of them does not fit the width.
     """
     python, kind = attribute.get("python"), key.get("kind")
-    if python == "literal" and kind == "fixed_int":
+    if kind == "fixed_int" and python in ("int", "literal"):
         limit = 10 ** int(key["width"])
-        if all(0 <= v < limit for v in attribute.get("values", ()) if type(v) is int):
+        values = attribute.get("values", ()) if python == "literal" else None
+        if values is not None and all(0 <= v < limit for v in values if type(v) is int):
             return None
-        return {**{k: v for k, v in key.items() if k != "width"}, "kind": "int"}
-    if python == "int" and kind == "fixed_int":
         return {**{k: v for k, v in key.items() if k != "width"}, "kind": "int"}
     if python == "datetime" and kind == "datetime":
         return {**key, "precision": "us"}

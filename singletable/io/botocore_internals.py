@@ -29,6 +29,12 @@ What it touches, and why:
   clock patched there (``freezegun``, tests) is seen by both signers.
 * `botocore.awsrequest.HeadersDict`: the header map ``AWSRequest.prepare`` gives a
   prepared request (botocore's stubs call it ``HTTPHeaders``).
+* ``URLLib3Session._verify``, ``._timeout``, ``._max_pool_connections``,
+  ``._socket_options``, ``._cert_file``, ``._key_file`` and ``._proxy_config`` (whose
+  public ``proxy_url_for`` says whether a URL goes through a proxy): what the client's
+  HTTP session was built with, so that the lean transport's own connection pool
+  (`singletable.io.lean_http`) connects exactly as that session would, or leaves the
+  sending to it.
 
 The lean transport also mirrors, without reaching into them, how botocore's endpoint
 emits ``before-send`` and ``needs-retry`` (their keyword arguments): the same test
@@ -38,6 +44,7 @@ compares the arguments each hands to handlers.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -49,14 +56,17 @@ from botocore.client import BaseClient
 from botocore.compat import HTTPHeaders
 from botocore.credentials import Credentials, ReadOnlyCredentials
 from botocore.endpoint import Endpoint
+from botocore.httpsession import URLLib3Session
 from botocore.model import OperationModel
 from botocore.signers import RequestSigner
 
 __all__ = [
     "EndpointResolver",
+    "HTTPSessionSettings",
     "client_endpoint",
     "client_signer",
     "endpoint_resolver",
+    "http_session_settings",
     "prepared_headers",
     "signer_credentials",
     "sigv4_now",
@@ -119,3 +129,40 @@ def prepared_headers(headers: Mapping[str, str]) -> HTTPHeaders:
     """The header map ``AWSRequest.prepare`` gives a prepared request, over ``headers``."""
     # A HeadersDict, which botocore's stubs declare as HTTPHeaders.
     return cast(HTTPHeaders, HeadersDict(headers))
+
+
+@dataclass(frozen=True)
+class HTTPSessionSettings:
+    """What a botocore `URLLib3Session` was built with (from the client's config and env).
+
+    ``timeout`` is as the session keeps it: a number, or a ``urllib3.Timeout`` of the
+    config's ``connect_timeout`` and ``read_timeout``. ``proxied`` is whether any
+    ``http``/``https`` URL would go through a proxy (the config's ``proxies``, or
+    ``HTTP(S)_PROXY`` as the endpoint resolved them with ``NO_PROXY``).
+    """
+
+    verify: bool | str
+    timeout: Any
+    max_pool_connections: int
+    socket_options: list[tuple[int, int, int]]
+    client_cert: bool
+    proxied: bool
+
+
+def http_session_settings(session: object) -> HTTPSessionSettings | None:
+    """``session``'s settings when it is exactly botocore's `URLLib3Session`, else ``None``.
+
+    A subclass (or any other session class) may send differently, so it gets ``None``.
+    """
+    if type(session) is not URLLib3Session:
+        return None
+    own: Any = session
+    proxies = own._proxy_config
+    return HTTPSessionSettings(
+        verify=own._verify,
+        timeout=own._timeout,
+        max_pool_connections=own._max_pool_connections,
+        socket_options=list(own._socket_options),
+        client_cert=own._cert_file is not None or own._key_file is not None,
+        proxied=any(proxies.proxy_url_for(f"{scheme}://host/") for scheme in ("http", "https")),
+    )

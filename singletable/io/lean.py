@@ -60,6 +60,7 @@ from botocore.parsers import create_parser
 from botocore.utils import lowercase_dict
 
 from singletable.io import botocore_internals as internals
+from singletable.io.lean_http import http_session
 
 orjson: ModuleType | None
 try:
@@ -335,7 +336,9 @@ class LeanTransport:
         assert signer is not None  # lean_transport checked
         self._signer = signer
         self._endpoint = internals.client_endpoint(client)
-        self._http = self._endpoint.http_session
+        # botocore's HTTP session, or where it is proved equivalent the lean pool over
+        # botocore's connections (lean_http: about half the client CPU a send).
+        self._http = http_session(self._endpoint.http_session)
         self._resolve_endpoint = internals.endpoint_resolver(client)
         self._default_region = client.meta.region_name
         self._signing_name = self._service_model.signing_name

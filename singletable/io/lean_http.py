@@ -47,6 +47,8 @@ import logging
 import socket
 import ssl
 import threading
+import warnings
+import weakref
 from http.client import HTTPConnection, HTTPException, HTTPResponse, IncompleteRead
 from typing import Any
 from urllib.parse import urlparse
@@ -68,6 +70,7 @@ from botocore.exceptions import (
 from botocore.httpsession import BUFFER_SIZE, create_urllib3_context, get_cert_path
 from urllib3 import HTTPHeaderDict, Timeout
 from urllib3 import exceptions as urllib3_errors
+from urllib3.exceptions import InsecureRequestWarning
 from urllib3.util import parse_url
 from urllib3.util.ssl_match_hostname import CertificateError
 
@@ -131,10 +134,11 @@ class _Body:
 class _Origin:
     """The idle connections to one scheme, host and port (the last returned is reused first)."""
 
-    __slots__ = ("host", "idle", "lock", "new")
+    __slots__ = ("host", "https", "idle", "lock", "new")
 
-    def __init__(self, host: str, new: Any) -> None:
+    def __init__(self, host: str, https: bool, new: Any) -> None:
         self.host = host
+        self.https = https
         self.idle: list[Connection] = []
         self.lock = threading.Lock()
         self.new = new
@@ -170,15 +174,15 @@ class LeanHTTPSession:
         # url -> (origin, request target), or None: sent by the fallback session.
         self._routes: dict[str, tuple[_Origin, str] | None] = {}
         self._origins: dict[tuple[str, str, int], _Origin] = {}
+        # Idle connections are closed when the pool is collected, as urllib3's pools
+        # close theirs (``client.close()`` reaches botocore's session, not this pool).
+        weakref.finalize(self, _close_origins, self._origins)
 
     def close(self) -> None:
         """Close the idle connections (and the fallback session's)."""
         with self._lock:
-            origins = list(self._origins.values())
-            self._origins.clear()
             self._routes.clear()
-        for origin in origins:
-            origin.close()
+            _close_origins(self._origins)
         self._fallback.close()
 
     def send(self, request: AWSPreparedRequest) -> AWSResponse:
@@ -202,7 +206,7 @@ class LeanHTTPSession:
         origin, target = route
         conn = self._checkout(origin)
         try:
-            status, response_headers, body = self._exchange(conn, request, target)
+            status, response_headers, body = self._exchange(conn, origin.https, request, target)
         except BaseException:
             conn.close()  # a failed connection is dropped, as urllib3 drops it
             raise
@@ -244,7 +248,7 @@ class LeanHTTPSession:
                 if scheme == "https"
                 else self._http_factory(host, port)
             )
-            origin = self._origins[key] = _Origin(host, new)
+            origin = self._origins[key] = _Origin(host, scheme == "https", new)
             return origin
 
     def _http_factory(self, host: str, port: int) -> Any:
@@ -305,11 +309,13 @@ class LeanHTTPSession:
     # -- one exchange ------------------------------------------------------------------
 
     def _exchange(
-        self, conn: Connection, request: AWSPreparedRequest, target: str
+        self, conn: Connection, https: bool, request: AWSPreparedRequest, target: str
     ) -> tuple[int, HTTPHeaderDict, bytes]:
         try:
             if conn.sock is None:
                 self._connect(conn, request.url)
+            if https and not conn.is_verified:
+                _warn_unverified(conn.host)
             response = self._request(conn, request, target)
             return response.status, HTTPHeaderDict(response.msg.items()), _read(response)
         except Exception as exc:
@@ -356,6 +362,26 @@ class LeanHTTPSession:
             raise _aborted(exc) from exc
         except HTTPException as exc:
             raise _aborted(exc) from exc
+
+
+def _close_origins(origins: dict[tuple[str, str, int], _Origin]) -> None:
+    for origin in origins.values():
+        origin.close()
+    origins.clear()
+
+
+def _warn_unverified(host: str) -> None:
+    # urllib3's warning on every request over an unverified TLS connection (verify=False).
+    warnings.warn(
+        (
+            f"Unverified HTTPS request is being made to host '{host}'. "
+            "Adding certificate verification is strongly advised. See: "
+            "https://urllib3.readthedocs.io/en/latest/advanced-usage.html"
+            "#tls-warnings"
+        ),
+        InsecureRequestWarning,
+        stacklevel=2,
+    )
 
 
 def _read(response: HTTPResponse) -> bytes:

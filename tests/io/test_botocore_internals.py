@@ -27,7 +27,9 @@ from botocore.compat import HTTPHeaders
 from botocore.config import Config
 from botocore.credentials import Credentials
 from botocore.endpoint import Endpoint
+from botocore.httpsession import URLLib3Session
 from botocore.signers import RequestSigner
+from urllib3 import Timeout
 
 import singletable
 from singletable.io import botocore_internals as internals
@@ -159,6 +161,41 @@ def check_headers_dict() -> None:
     )
 
 
+def check_http_session_settings() -> None:
+    # The attributes URLLib3Session.__init__ keeps what it was built with in.
+    # (botocore's stubs type these parameters narrower than the client passes them)
+    build: Any = URLLib3Session
+    session = build(
+        verify="/ca.pem",
+        proxies={"https": "http://127.0.0.1:9"},
+        timeout=(2, 3),
+        max_pool_connections=7,
+        socket_options=[(6, 1, 1)],
+        client_cert=("/c.pem", "/k.pem"),
+    )
+    where = "botocore.httpsession.URLLib3Session"
+    kept = {
+        "_verify": "/ca.pem",
+        "_max_pool_connections": 7,
+        "_socket_options": [(6, 1, 1)],
+        "_cert_file": "/c.pem",
+        "_key_file": "/k.pem",
+    }
+    for name, value in kept.items():
+        found = getattr(session, name, None)
+        assert found == value, moved(f"{where}.{name}", f"the {value!r} it was built with", found)
+    timeout = getattr(session, "_timeout", None)
+    assert isinstance(timeout, Timeout), moved(f"{where}._timeout", "a urllib3 Timeout", timeout)
+    assert (timeout.connect_timeout, timeout.read_timeout) == (2, 3), moved(
+        f"{where}._timeout", "the (connect, read) it was built with", timeout
+    )
+    proxies = getattr(session, "_proxy_config", None)
+    check_method(type(proxies), "proxy_url_for", ["self", "url"])
+    assert proxies.proxy_url_for("https://h/") == "http://127.0.0.1:9", moved(  # type: ignore[union-attr]
+        f"{where}._proxy_config", "the proxies it was built with", proxies
+    )
+
+
 INTERNALS: dict[str, Callable[[], None]] = {
     "BaseClient._request_signer": check_request_signer,
     "RequestSigner.signature_version": check_signature_version,
@@ -171,6 +208,7 @@ INTERNALS: dict[str, Callable[[], None]] = {
     "SigV4Auth._canonical_query_string_url": check_canonical_query_string_url,
     "auth.get_current_datetime": check_get_current_datetime,
     "awsrequest.HeadersDict": check_headers_dict,
+    "URLLib3Session settings": check_http_session_settings,
 }
 
 
@@ -213,6 +251,30 @@ def test_the_functions_return_the_clients_own_objects() -> None:
 )
 def test_sigv4_url_parts(url: str, parts: tuple[str, str, str]) -> None:
     assert internals.sigv4_url_parts(url) == parts
+
+
+def test_http_session_settings_read_what_the_client_built_its_session_with() -> None:
+    client = boto3.Session().client(
+        "dynamodb",
+        region_name="us-east-1",
+        endpoint_url=ENDPOINT,
+        verify=False,
+        aws_access_key_id="k",
+        aws_secret_access_key="s",
+        config=Config(connect_timeout=2, read_timeout=3, max_pool_connections=7),
+    )
+    settings = internals.http_session_settings(internals.client_endpoint(client).http_session)
+    assert settings is not None
+    assert settings.verify is False
+    assert (settings.timeout.connect_timeout, settings.timeout.read_timeout) == (2, 3)
+    assert settings.max_pool_connections == 7
+    assert (settings.client_cert, settings.proxied) == (False, False)
+    proxied = URLLib3Session(proxies={"http": "127.0.0.1:9"}, client_cert="/c.pem")
+    settings = internals.http_session_settings(proxied)
+    assert settings is not None
+    assert (settings.client_cert, settings.proxied) == (True, True)
+    assert internals.http_session_settings(object()) is None
+    client.close()
 
 
 def test_sigv4_now_sees_a_patched_clock() -> None:

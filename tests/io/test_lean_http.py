@@ -534,11 +534,12 @@ def test_requests_outside_the_lean_shape_go_to_botocores_session() -> None:
     with sessions() as (_, lean), serving(keep_alive) as server:
         expect = request(server.url())
         expect.headers["Expect"] = "100-continue"
-        with patch.object(URLLib3Session, "send", return_value="botocore") as sent:
-            assert lean.send(expect) == "botocore"
+        canned: Any = "botocore"
+        with patch.object(URLLib3Session, "send", return_value=canned) as sent:
+            assert lean.send(expect) is canned
             no_agent = request(server.url())
             del no_agent.headers["User-Agent"]
-            assert lean.send(no_agent) == "botocore"
+            assert lean.send(no_agent) is canned
             assert sent.call_count == 2
             assert lean.send(request(server.url())).status_code == 200
             assert sent.call_count == 2

@@ -17,6 +17,13 @@ of different shapes, not only the friendly case:
   (`singletable.operations.limits`): the ``marshal`` pre-filter against the exact walk
   alone, on BatchWriteItem requests of each model, with ASCII text, with non-ASCII text
   (accents, CJK) and with binary attributes;
+* ``http``: the lean transport's HTTP pool (`singletable.io.lean_http`) against
+  botocore's ``URLLib3Session`` built with the same settings, on whole ``send`` calls
+  of the same prepared request, in **client CPU** (``time.process_time``; each server
+  is another process): a keep-alive loopback server (as DynamoDB keeps connections
+  open) answering a 12 KB BatchWriteItem-sized POST with a small answer and with a
+  380 KB Query-sized one, a 200-byte GetItem-sized POST, and a moto server (which
+  closes every connection: a connect per request on both sides);
 * ``nodes``: the expression tree's nodes as plain classes over `_Node`
   (`singletable.expressions.operands`, subclassed in ``conditions`` and ``updates``)
   against the frozen, slotted dataclasses they were (the three modules' source rewritten
@@ -41,10 +48,13 @@ import random
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 import timeit
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, is_dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -57,17 +67,20 @@ from botocore.awsrequest import AWSPreparedRequest, AWSRequest, AWSResponse
 from botocore.compat import HTTPHeaders
 from botocore.config import Config
 from botocore.credentials import ReadOnlyCredentials
+from botocore.httpsession import URLLib3Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_family
 import bench_overheads
+import bench_transport
 
 import singletable as st
 from singletable import expressions
 from singletable.expressions import operands
 from singletable.io.lean import LeanTransport
+from singletable.io.lean_http import http_session
 from singletable.operations import limits
 
 
@@ -103,6 +116,7 @@ def ab(
     *,
     number: int,
     rounds: int,
+    timer: Callable[[], float] = time.perf_counter,
 ) -> Result:
     """Time ``number`` calls of each side per round, interleaved, ``rounds`` rounds."""
     base: list[float] = []
@@ -110,7 +124,7 @@ def ab(
     for r in range(rounds):
         order = ((baseline, base), (optimised, opt))
         for func, times in order if r % 2 else order[::-1]:
-            times.append(timeit.timeit(func, number=number) / number * 1e6)
+            times.append(timeit.Timer(func, timer=timer).timeit(number) / number * 1e6)
     ratios = [o / b for o, b in zip(opt, base, strict=True)]
     return Result(case, min(base), min(opt), ratios)
 
@@ -551,14 +565,118 @@ def nodes(number: int, rounds: int, random_models: int) -> list[Result]:
     return results
 
 
+# -- http ---------------------------------------------------------------------------------------
+
+# A keep-alive HTTP/1.1 server answering every POST with X-Answer-Bytes bytes of JSON.
+_KEEP_ALIVE_SERVER = """
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        self.rfile.read(int(self.headers["Content-Length"]))
+        size = int(self.headers.get("X-Answer-Bytes", "20"))
+        body = b'{"Items":"' + b"x" * max(size - 12, 0) + b'"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(server.server_address[1], flush=True)
+server.serve_forever()
+"""
+
+
+@contextmanager
+def _keep_alive_server() -> Iterator[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KEEP_ALIVE_SERVER], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None
+        yield f"http://127.0.0.1:{proc.stdout.readline().strip()}/"
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def _post(url: str, body_bytes: int, answer_bytes: int) -> AWSPreparedRequest:
+    headers = {
+        "X-Amz-Target": "DynamoDB_20120810.BatchWriteItem",
+        "Content-Type": "application/x-amz-json-1.0",
+        "User-Agent": "bench",
+        "X-Answer-Bytes": str(answer_bytes),
+    }
+    body = b'{"TableName":"nope"}' + b" " * max(body_bytes - 20, 0)
+    return AWSRequest(method="POST", url=url, headers=headers, data=body).prepare()
+
+
+def http(number: int, rounds: int, random_models: int) -> list[Result]:
+    # Settings as a client's defaults build its session: (connect, read) timeouts, pool 10.
+    settings: dict[str, Any] = {"timeout": (60, 60), "socket_options": [(6, 1, 1)]}
+    botocores = URLLib3Session(**settings)
+    lean = http_session(URLLib3Session(**settings))
+    assert not isinstance(lean, URLLib3Session)
+    results = []
+    with _keep_alive_server() as url:
+        for case, body_bytes, answer_bytes in (
+            ("keep-alive 12 KB POST", 12_000, 100),
+            ("keep-alive 12 KB, 380 KB back", 12_000, 380_000),
+            ("keep-alive 200 B POST", 200, 100),
+        ):
+            request = _post(url, body_bytes, answer_bytes)
+            for session in (botocores, lean):
+                assert session.send(request).status_code == 200
+            results.append(
+                ab(
+                    case,
+                    partial_send(botocores, request),
+                    partial_send(lean, request),
+                    number=number,
+                    rounds=rounds,
+                    timer=time.process_time,
+                )
+            )
+    endpoint, proc = bench_transport.start_moto_server()
+    try:
+        request = _post(endpoint + "/", 12_000, 100)
+        results.append(
+            ab(
+                "moto (connect each) 12 KB",
+                partial_send(botocores, request),
+                partial_send(lean, request),
+                number=number,
+                rounds=rounds,
+                timer=time.process_time,
+            )
+        )
+    finally:
+        proc.terminate()
+        proc.wait()
+    botocores.close()
+    lean.close()
+    return results
+
+
+def partial_send(session: Any, request: AWSPreparedRequest) -> Callable[[], Any]:
+    def send() -> bytes:
+        return session.send(request).content  # type: ignore[no-any-return]
+
+    return send
+
+
 SECTIONS: dict[str, Callable[[int, int, int], list[Result]]] = {
     "signer": signer,
+    "http": http,
     "bind": bind,
     "surrogates": surrogates,
     "nodes": nodes,
 }
 UNITS = {
     "signer": "µs a request",
+    "http": "client CPU µs a request",
     "bind": "µs an item",
     "surrogates": "µs a 25-item request",
     "nodes": "ms an import, µs a condition and update",
@@ -577,7 +695,7 @@ def main(argv: list[str] | None = None) -> dict[str, list[Result]]:
     for name in args.sections:
         if name not in SECTIONS:
             parser.error(f"no section {name!r}: choose from {', '.join(SECTIONS)}")
-    numbers = {"signer": 200, "bind": 400, "surrogates": 200, "nodes": 400}
+    numbers = {"signer": 200, "http": 100, "bind": 400, "surrogates": 200, "nodes": 400}
     rounds = 2 if args.quick else args.rounds
     random_models = 1 if args.quick else args.random
     out = {}

@@ -617,7 +617,8 @@ def http(number: int, rounds: int, random_models: int) -> list[Result]:
     # Settings as a client's defaults build its session: (connect, read) timeouts, pool 10.
     settings: dict[str, Any] = {"timeout": (60, 60), "socket_options": [(6, 1, 1)]}
     botocores = URLLib3Session(**settings)
-    lean = http_session(URLLib3Session(**settings))
+    own = URLLib3Session(**settings)  # held, as a client holds its session
+    lean = http_session(own)
     assert not isinstance(lean, URLLib3Session)
     results = []
     with _keep_alive_server() as url:

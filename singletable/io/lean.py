@@ -15,8 +15,14 @@ Everything else stays botocore's, taken from the client it is given:
   computed directly for the lean path's one request shape by `_DynamoDBSigner`, which
   caches the derived signing key, and by ``SigV4Auth`` itself for any other shape);
 * endpoint resolution (the client's endpoint ruleset resolver, per call);
-* the HTTP session (botocore's pooled urllib3 session: proxies, TLS, timeouts, pool
-  size from the client's config) and its mapping of urllib3 errors to botocore's;
+* the HTTP layer: botocore's connection classes, the client's timeouts, TLS settings and
+  pool size, and botocore's mapping of failures to its exceptions. Where the client's
+  session is botocore's own ``URLLib3Session`` with no proxy and no client certificate
+  (the usual case), requests go over `singletable.io.lean_http`'s keep-alive pool of
+  those connections, which skips urllib3's request layer (about half the session's
+  client CPU per request) and is tested against the session for every failure class,
+  TLS and retries; any other client (a proxy, from the config or the environment, a
+  client certificate, another session class) keeps botocore's session itself;
 * retries: the client's own ``needs-retry`` handler decides and computes the backoff
   (standard, legacy or adaptive mode, max attempts, retry quota, and DynamoDB's
   ``x-amz-crc32`` check, which botocore performs in that handler);

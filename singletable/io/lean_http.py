@@ -107,13 +107,25 @@ def http_session(session: Any) -> Any:
     ``session`` is the client's endpoint's HTTP session; see the module's docstring for
     what keeps it.
     """
-    settings = internals.http_session_settings(session)
-    if settings is None or settings.proxied or settings.client_cert:
-        return session
-    timeouts = _timeouts(settings.timeout)
-    if timeouts is None:
-        return session
-    return LeanHTTPSession(session, settings, *timeouts)
+    with _pools_lock:
+        pool = _pools.get(session)
+        if pool is not None:
+            return pool
+        settings = internals.http_session_settings(session)
+        if settings is None or settings.proxied or settings.client_cert:
+            return session
+        timeouts = _timeouts(settings.timeout)
+        if timeouts is None:
+            return session
+        pool = _pools[session] = LeanHTTPSession(session, settings, *timeouts)
+        return pool
+
+
+# One pool per botocore session, as botocore keeps one per client: every transport (every
+# `Connection`) over a client shares its connections. A pool holds its session weakly,
+# so the entry goes with the client.
+_pools: weakref.WeakKeyDictionary[Any, LeanHTTPSession] = weakref.WeakKeyDictionary()
+_pools_lock = threading.Lock()
 
 
 class _Body:
@@ -163,7 +175,7 @@ class LeanHTTPSession:
         connect_timeout: float,
         read_timeout: float,
     ) -> None:
-        self._fallback = fallback
+        self._fallback = weakref.ref(fallback)
         self._verify = settings.verify
         self._maxsize = settings.max_pool_connections
         self._socket_options = settings.socket_options
@@ -183,7 +195,9 @@ class LeanHTTPSession:
         with self._lock:
             self._routes.clear()
             _close_origins(self._origins)
-        self._fallback.close()
+        fallback = self._fallback()
+        if fallback is not None:
+            fallback.close()
 
     def send(self, request: AWSPreparedRequest) -> AWSResponse:
         """Send ``request``; the response's body is read, as botocore reads a non-streamed one."""
@@ -202,7 +216,9 @@ class LeanHTTPSession:
             or "User-Agent" not in headers
             or getattr(request, "context", {}).get("read_timeout") is not None
         ):
-            return self._fallback.send(request)  # type: ignore[no-any-return]
+            fallback = self._fallback()
+            assert fallback is not None  # the client a transport holds holds its session
+            return fallback.send(request)  # type: ignore[no-any-return]
         origin, target = route
         conn = self._checkout(origin)
         try:

@@ -206,13 +206,15 @@ def sessions(**kwargs: Any) -> Iterator[tuple[URLLib3Session, LeanHTTPSession]]:
     """botocore's session as a client builds it, and the lean pool over the same settings."""
     kwargs.setdefault("timeout", (QUICK, QUICK))
     botocores = URLLib3Session(**kwargs)
-    lean = http_session(URLLib3Session(**kwargs))
+    own = URLLib3Session(**kwargs)  # the pool's, held here as a client holds its session
+    lean = http_session(own)
     assert isinstance(lean, LeanHTTPSession)
     try:
         yield botocores, lean
     finally:
         botocores.close()
         lean.close()
+        own.close()
 
 
 def request(url: str) -> AWSPreparedRequest:
@@ -520,6 +522,12 @@ def test_a_proxy_from_the_environment_keeps_botocores_session(
     monkeypatch.setenv("NO_PROXY", "dynamodb.us-east-1.amazonaws.com")
     session = session_of(make_client("https://dynamodb.us-east-1.amazonaws.com"))
     assert isinstance(session, LeanHTTPSession)
+
+
+def test_transports_over_one_client_share_one_pool() -> None:
+    client = make_client("http://127.0.0.1:9/")
+    assert session_of(client) is session_of(client)
+    assert session_of(client) is not session_of(make_client("http://127.0.0.1:9/"))
 
 
 def test_another_session_class_is_kept() -> None:

@@ -271,6 +271,14 @@ def breakdown(endpoint: str, write_params: dict[str, Any], repeat: int) -> None:
         real = best_us(partial(getattr(real_client, action), **params))
         phases["HTTP (urllib3, sockets)"] = max(real - whole, 0.0)
         lean_whole = best_us(partial(transport.send, action, params))
+        # The lean call over a real server: its own pool (lean_http), and botocore's session.
+        pooled = LeanTransport(real_client)
+        over_session = LeanTransport(real_client)
+        over_session._http = real_client._endpoint.http_session
+        lean_http = {
+            "lean pool": best_us(partial(pooled.send, action, params)) - lean_whole,
+            "botocore session": best_us(partial(over_session.send, action, params)) - lean_whole,
+        }
         dump = best_us(partial(lean._dumps, params))
         load = best_us(partial(lean._loads, body))
         print(f"  {op_name} ({per} items, {len(body):,} response bytes)")
@@ -279,6 +287,8 @@ def breakdown(endpoint: str, write_params: dict[str, Any], repeat: int) -> None:
         print(f"    {'= botocore call, client CPU':32}{real:9.0f}  ({real / per:.1f} per item)")
         json_us = f"(JSON dump {dump:.0f}, load {load:.0f})"
         print(f"    {'lean call without HTTP':32}{lean_whole:9.0f}  {json_us}")
+        for name, us in lean_http.items():
+            print(f"    {'  + HTTP, ' + name:32}{us:9.0f}")
 
 
 # -- main -----------------------------------------------------------------------------------------

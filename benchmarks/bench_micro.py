@@ -567,20 +567,23 @@ def nodes(number: int, rounds: int, random_models: int) -> list[Result]:
 
 # -- http ---------------------------------------------------------------------------------------
 
-# A keep-alive HTTP/1.1 server answering every POST with X-Answer-Bytes bytes of JSON.
+# A keep-alive HTTP/1.1 server answering every POST with X-Answer-Bytes bytes of JSON, head
+# and body in one write with Nagle off, as a real endpoint answers (two writes would leave
+# the client waiting on delayed ACKs).
 _KEEP_ALIVE_SERVER = """
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
     def do_POST(self):
         self.rfile.read(int(self.headers["Content-Length"]))
         size = int(self.headers.get("X-Answer-Bytes", "20"))
         body = b'{"Items":"' + b"x" * max(size - 12, 0) + b'"}'
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-amz-json-1.0")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        head = (
+            "HTTP/1.1 200 OK\\r\\nContent-Type: application/x-amz-json-1.0\\r\\n"
+            f"x-amzn-RequestId: r\\r\\nContent-Length: {len(body)}\\r\\n\\r\\n"
+        )
+        self.wfile.write(head.encode() + body)
     def log_message(self, *args):
         pass
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

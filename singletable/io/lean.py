@@ -60,6 +60,7 @@ from botocore.parsers import create_parser
 from botocore.utils import lowercase_dict
 
 from singletable.io import botocore_internals as internals
+from singletable.model.wire import encode_other
 
 orjson: ModuleType | None
 try:
@@ -67,9 +68,7 @@ try:
 except ImportError:  # pragma: no cover - the ``lean`` extra is not installed
     orjson = None
 
-_stdlib_encoder = json.JSONEncoder(
-    separators=(",", ":"), ensure_ascii=False, default=lambda v: _encode_other(v)
-)
+_stdlib_encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=encode_other)
 
 
 def _stdlib_dumps(params: dict[str, Any]) -> bytes:
@@ -78,13 +77,16 @@ def _stdlib_dumps(params: dict[str, Any]) -> bytes:
 
 def _orjson_dumps(params: dict[str, Any]) -> bytes:
     assert orjson is not None
-    return orjson.dumps(params, default=_encode_other)  # type: ignore[no-any-return]
+    return orjson.dumps(params, default=encode_other)  # type: ignore[no-any-return]
 
 
 # The optional ``lean`` extra: orjson dumps and loads DynamoDB pages several times faster
 # than the stdlib (bench_transport.py measures both); without it the stdlib does the job.
 _dumps: Callable[[dict[str, Any]], bytes] = _orjson_dumps if orjson is not None else _stdlib_dumps
 _loads: Callable[[bytes], Any] = orjson.loads if orjson is not None else json.loads
+#: Pre-serialised JSON that ``orjson.dumps`` embeds as it is (orjson >= 3.9): the
+#: operations put their items' wire text in the request in it (`Operation.wire_steps`).
+FRAGMENT: Callable[[bytes], Any] | None = getattr(orjson, "Fragment", None)
 
 
 #: The operations the lean path speaks itself (boto3 method name -> wire name).
@@ -103,16 +105,6 @@ LEAN_ACTIONS: dict[str, str] = {
 
 Converter = Callable[[Any], Any]
 _JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
-
-
-def _encode_other(value: Any) -> Any:
-    # Called by the JSON encoder for what JSON has no type for. Binary attribute values
-    # travel as base64 text, as botocore's serializer sends every blob.
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, (set, frozenset)):
-        return list(value)
-    raise TypeError(f"the lean transport cannot send a {type(value).__name__} value: {value!r}")
 
 
 # -- response conversion plans ---------------------------------------------------------

@@ -252,7 +252,9 @@ class _WireBuilder(_EncoderBuilder):
             ident = ", ".join(f"({a!r}, ({k!r}, {texts[a]}))" for a, k in primary)
             with w.block("try:"):
                 w(f"body = ({out.expression()}).encode('utf-8')")
-            with w.block("except UnicodeEncodeError:"):
+            assert orjson is not None  # wire_encoder checked
+            unencodable = w.ref(orjson.JSONEncodeError, "JSONEncodeError")
+            with w.block(f"except (UnicodeEncodeError, {unencodable}):"):
                 w("return None  # a lone surrogate: the request-wide check names it")
             w(f"return ({table.name!r}, {ident}), body")
         w(f"return {fallback}(obj)")
@@ -260,7 +262,7 @@ class _WireBuilder(_EncoderBuilder):
         return function
 
 
-_quote: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_quote: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def _wire_supported(plan: EntityPlan) -> bool:

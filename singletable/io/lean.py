@@ -60,7 +60,7 @@ from botocore.parsers import create_parser
 from botocore.utils import lowercase_dict
 
 from singletable.io import botocore_internals as internals
-from singletable.model.wire import encode_other
+from singletable.model.wire import decode_attribute_value, encode_other
 
 orjson: ModuleType | None
 try:
@@ -114,21 +114,6 @@ class UnsupportedShapeError(Exception):
     """An output model holds a type the lean conversion plan does not handle."""
 
 
-def _decode_attribute_value(av: dict[str, Any]) -> dict[str, Any]:
-    """Turn the base64 text of B/BS values into bytes, at any depth (in place)."""
-    if "B" in av:
-        av["B"] = base64.b64decode(av["B"])
-    elif "BS" in av:
-        av["BS"] = [base64.b64decode(v) for v in av["BS"]]
-    elif "M" in av:
-        for inner in av["M"].values():
-            _decode_attribute_value(inner)
-    elif "L" in av:
-        for inner in av["L"]:
-            _decode_attribute_value(inner)
-    return av
-
-
 def _structure_converter(shape: StructureShape, blobs: bool) -> Converter:
     # botocore keeps only modelled members whose value is not null; so does this.
     members = {name: _converter(member, blobs) for name, member in shape.members.items()}
@@ -158,7 +143,7 @@ def _converter(shape: Shape, blobs: bool) -> Converter | None:
     """
     kind = shape.type_name
     if shape.name == "AttributeValue":
-        return _decode_attribute_value if blobs else None
+        return decode_attribute_value if blobs else None
     if kind == "structure":
         assert isinstance(shape, StructureShape)
         return _structure_converter(shape, blobs)

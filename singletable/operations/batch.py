@@ -17,7 +17,7 @@ from singletable.errors import (
     TextEncodeError,
 )
 from singletable.model.plan import plan_of
-from singletable.model.wire import key_identity, wire_encoder
+from singletable.model.wire import item_from_wire, key_identity, wire_encoder
 from singletable.operations.common import (
     describe_key,
     request_capacity,
@@ -152,7 +152,7 @@ class BatchWrite(Operation[BatchWriteResult]):
         # refused item, bad text, a key given twice) is left to the dict pass, which
         # raises the error with its place in the batch.
         if not self._validate_wire():
-            self._requests = self._build_requests(register=True)
+            self._requests = self._build_requests()
         self.max_attempts = max_attempts
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
@@ -163,11 +163,17 @@ class BatchWrite(Operation[BatchWriteResult]):
         """Every write as ``(table name, PutRequest or DeleteRequest)``, in order."""
         if self._requests is None:
             # Validated by the wire pass: built as dicts only when asked for (boto3, params).
-            self._requests = self._build_requests(register=False)
+            assert self._wire is not None
+            self._requests = [
+                (table, {"PutRequest": {"Item": item_from_wire(write)}})
+                if write.__class__ is bytes
+                else (table, write)
+                for table, write in self._wire
+            ]
         return self._requests
 
-    def _build_requests(self, *, register: bool) -> list[tuple[str, dict[str, Any]]]:
-        """The writes as dicts; with ``register``, checked and recorded as they are added."""
+    def _build_requests(self) -> list[tuple[str, dict[str, Any]]]:
+        """The writes as dicts, checked and recorded as they are added (the dict pass)."""
         requests: list[tuple[str, dict[str, Any]]] = []
         for plan, stamped, obj in self._puts:
             try:
@@ -178,17 +184,14 @@ class BatchWrite(Operation[BatchWriteResult]):
                 where = f"RequestItems[{plan.table.name!r}][{index}]"
                 raise TextEncodeError(f"{self.action}: {where}: {exc}", where=where) from None
             request = (plan.table.name, {"PutRequest": {"Item": item}})
-            if register:
-                self._add(plan, plan.key_of_item(item), (True, obj))
+            self._add(plan, plan.key_of_item(item), (True, obj))
             requests.append(request)
         for plan, key_item, key in self._deletes:
-            if register:
-                self._add(plan, key_item, (False, (plan, key)))
+            self._add(plan, key_item, (False, (plan, key)))
             requests.append((plan.table.name, {"DeleteRequest": {"Key": key_item}}))
-        if register:
-            # Every write's text at once, before the first call: a chunk's own check would
-            # refuse bad text in a later chunk only after the earlier ones were written.
-            check_request_text(self.action, {"RequestItems": self._by_table(requests)})
+        # Every write's text at once, before the first call: a chunk's own check would
+        # refuse bad text in a later chunk only after the earlier ones were written.
+        check_request_text(self.action, {"RequestItems": self._by_table(requests)})
         return requests
 
     def _validate_wire(self) -> bool:

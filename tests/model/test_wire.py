@@ -24,6 +24,7 @@ from singletable.model.plan import EntityPlan
 from singletable.model.wire import (
     build_wire_encoder,
     encode_other,
+    item_from_wire,
     key_identity,
     wire_encoder,
 )
@@ -58,6 +59,7 @@ def same_wire(plan: EntityPlan, obj: Any, encoder: Any = None) -> tuple[str, Any
     assert wire[1] is not None
     ident, body = wire[1]
     assert orjson.loads(body) == orjson.loads(expected)
+    assert item_from_wire(body) == item  # the dict form a batch gives the boto3 transport
     assert ident == key_identity(plan.table.name, plan.key_of_item(item))
     return reference
 

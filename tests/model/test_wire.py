@@ -9,6 +9,7 @@ then refuses through its request-wide check.
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import uuid
 from decimal import Decimal
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
+from singletable import Entity, NativeGSI, Table
 from singletable.attributes.size import MAX_ITEM_SIZE
 from singletable.examples import sample_items
 from singletable.model.plan import EntityPlan
@@ -235,3 +237,36 @@ def test_generated_entity_classes_go_to_the_wire_like_to_item(
     model = build_entity(spec)
     for _ in range(3):
         same_wire(model.plan(), data.draw(entity_instances(spec, model)))
+
+
+class _Blank(enum.Enum):
+    EMPTY = ""
+    FULL = "f"
+
+
+_NATIVE = Table("wirenative", indexes=[NativeGSI("ByArea", pk=["tenant", "kind"], sk=["region"])])
+
+
+class Area(Entity, table=_NATIVE, pk="R#{rid}", sk="R"):
+    rid: str
+    tenant: str
+    region: str | None = None
+    kind: _Blank = _Blank.FULL
+    blob: bytes | None = None
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"tenant": "a"},
+        {"tenant": ""},
+        {"tenant": "a", "region": ""},
+        {"tenant": "a", "region": "r"},
+        {"tenant": "a", "kind": _Blank.EMPTY},
+        {"tenant": "a", "blob": b""},
+        {"tenant": Name("")},
+    ],
+)
+def test_native_gsi_parts_are_refused_empty_like_to_item(values: dict[str, Any]) -> None:
+    obj = Area.model_construct(rid="1", **{"region": None, "kind": _Blank.FULL, **values})
+    same_wire(Area.plan(), obj)

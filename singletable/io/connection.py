@@ -28,7 +28,7 @@ from singletable.io.common import (
     request_error,
     resume,
 )
-from singletable.io.lean import lean_transport
+from singletable.io.lean import FRAGMENT, lean_transport
 from singletable.io.lean_spans import lean_sender
 from singletable.io.telemetry import OperationTrace, observe_throttles, operation_trace
 from singletable.model.table import Table
@@ -115,6 +115,8 @@ class Connection:
         observe_throttles(client)
         #: The transport actually in use (``"lean"`` may fall back to ``"boto3"``).
         self.transport: TransportName = "lean" if lean is not None else "boto3"
+        #: How the operations may hand over items already serialised (lean transport only).
+        self._fragment = FRAGMENT if lean is not None else None
         self.meter = CapacityMeter()
         #: Watch every request sent (`singletable.testing.record` adds one while it records).
         self.listeners: list[RequestListener] = []
@@ -177,7 +179,9 @@ class Connection:
 
     def execute(self, operation: Operation[R]) -> R:
         """Run an operation to completion and return its result."""
-        steps = operation.steps()
+        # The listeners see every request as dicts, so they get the dict form.
+        fragment = None if self.listeners else self._fragment
+        steps = operation.steps() if fragment is None else operation.wire_steps(fragment)
         trace = operation_trace("sync", self.transport)
         try:
             step = next(steps)

@@ -67,6 +67,7 @@ from botocore.utils import lowercase_dict
 
 from singletable.io import botocore_internals as internals
 from singletable.io.lean_http import http_session
+from singletable.model.wire import decode_attribute_value, encode_other
 
 orjson: ModuleType | None
 try:
@@ -74,9 +75,7 @@ try:
 except ImportError:  # pragma: no cover - the ``lean`` extra is not installed
     orjson = None
 
-_stdlib_encoder = json.JSONEncoder(
-    separators=(",", ":"), ensure_ascii=False, default=lambda v: _encode_other(v)
-)
+_stdlib_encoder = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=encode_other)
 
 
 def _stdlib_dumps(params: dict[str, Any]) -> bytes:
@@ -85,13 +84,16 @@ def _stdlib_dumps(params: dict[str, Any]) -> bytes:
 
 def _orjson_dumps(params: dict[str, Any]) -> bytes:
     assert orjson is not None
-    return orjson.dumps(params, default=_encode_other)  # type: ignore[no-any-return]
+    return orjson.dumps(params, default=encode_other)  # type: ignore[no-any-return]
 
 
 # The optional ``lean`` extra: orjson dumps and loads DynamoDB pages several times faster
 # than the stdlib (bench_transport.py measures both); without it the stdlib does the job.
 _dumps: Callable[[dict[str, Any]], bytes] = _orjson_dumps if orjson is not None else _stdlib_dumps
 _loads: Callable[[bytes], Any] = orjson.loads if orjson is not None else json.loads
+#: Pre-serialised JSON that ``orjson.dumps`` embeds as it is (orjson >= 3.9): the
+#: operations put their items' wire text in the request in it (`Operation.wire_steps`).
+FRAGMENT: Callable[[bytes], Any] | None = getattr(orjson, "Fragment", None)
 
 
 #: The operations the lean path speaks itself (boto3 method name -> wire name).
@@ -112,36 +114,11 @@ Converter = Callable[[Any], Any]
 _JSON_CONTENT_TYPE = "application/x-amz-json-1.0"
 
 
-def _encode_other(value: Any) -> Any:
-    # Called by the JSON encoder for what JSON has no type for. Binary attribute values
-    # travel as base64 text, as botocore's serializer sends every blob.
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(value).decode("ascii")
-    if isinstance(value, (set, frozenset)):
-        return list(value)
-    raise TypeError(f"the lean transport cannot send a {type(value).__name__} value: {value!r}")
-
-
 # -- response conversion plans ---------------------------------------------------------
 
 
 class UnsupportedShapeError(Exception):
     """An output model holds a type the lean conversion plan does not handle."""
-
-
-def _decode_attribute_value(av: dict[str, Any]) -> dict[str, Any]:
-    """Turn the base64 text of B/BS values into bytes, at any depth (in place)."""
-    if "B" in av:
-        av["B"] = base64.b64decode(av["B"])
-    elif "BS" in av:
-        av["BS"] = [base64.b64decode(v) for v in av["BS"]]
-    elif "M" in av:
-        for inner in av["M"].values():
-            _decode_attribute_value(inner)
-    elif "L" in av:
-        for inner in av["L"]:
-            _decode_attribute_value(inner)
-    return av
 
 
 def _structure_converter(shape: StructureShape, blobs: bool) -> Converter:
@@ -173,7 +150,7 @@ def _converter(shape: Shape, blobs: bool) -> Converter | None:
     """
     kind = shape.type_name
     if shape.name == "AttributeValue":
-        return _decode_attribute_value if blobs else None
+        return decode_attribute_value if blobs else None
     if kind == "structure":
         assert isinstance(shape, StructureShape)
         return _structure_converter(shape, blobs)

@@ -168,12 +168,19 @@ class _EncoderBuilder:
 
     def key_value(self, template: KeyTemplate) -> str:
         """Emit code building one key attribute value; return the expression for it."""
+        return f"{{{template.key_type!r}: {self.key_text(template)}}}"
+
+    def key_text(self, template: KeyTemplate) -> str:
+        """Emit code building one key's text (checked); return the expression for it.
+
+        The wire encoder (`singletable.model.wire`) shares it, so both check keys alike.
+        """
         s = ns = self.w
         self.w.static += _utf8_len(template.attribute)
         if template.key_type != "S":
             self.w.static += _MAX_NUMBER_SIZE
             fmt = ns.ref(template.format_object, "format_object")
-            return f"{{{template.key_type!r}: {fmt}(obj)}}"
+            return f"{fmt}(obj)"
         self.w.static += template.max_bytes  # _finish refuses longer keys
         parts: list[str] = []
         literal = ""
@@ -206,7 +213,7 @@ class _EncoderBuilder:
                 s(f"if {too_long}:" if has_literal else f"if not {key} or {too_long}:")
                 s(f"    {key} = {finish}({key})")
             self.cache[cache_key] = key
-        return f"{{'S': {key}}}"
+        return key
 
     def key_plan(self, key_plan: KeyPlan, item_exists: bool) -> None:
         s = self.w

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,6 +17,7 @@ from singletable.errors import (
     TextEncodeError,
 )
 from singletable.model.plan import plan_of
+from singletable.model.wire import item_from_wire, key_identity, wire_encoder
 from singletable.operations.common import (
     describe_key,
     request_capacity,
@@ -88,16 +89,6 @@ class BatchWriteResult:
 _Origin = Any
 
 
-def key_identity(table: str, key: Item) -> tuple[Any, ...]:
-    """What identifies an item key of ``table``, whatever the order of its attributes."""
-    # A key's attribute values hold hashable text or bytes: (name, type, value) per
-    # attribute identifies it (repr() of the sorted key did too, at twice the cost).
-    # Sorted: a key echoed back by DynamoDB may list its attributes in another order.
-    parts = [(a, *av.items()) for a, av in key.items()]
-    parts.sort()
-    return (table, *parts)
-
-
 class BatchWrite(Operation[BatchWriteResult]):
     """Put and delete many items: 25 per call, unprocessed items retried with backoff.
 
@@ -126,13 +117,16 @@ class BatchWrite(Operation[BatchWriteResult]):
         capacity: ReturnCapacity | None = None,
         unchecked_versions: bool = False,
     ) -> None:
-        self.requests: list[tuple[str, dict[str, Any]]] = []
+        self._requests: list[tuple[str, dict[str, Any]]] | None = None
+        #: The writes as the wire carries them (puts as item JSON), when every item has
+        #: a wire form; built by the validating pass.
+        self._wire: list[tuple[str, Any]] | None = None
         self._origins: dict[tuple[Any, ...], tuple[bool, _Origin]] = {}
         self._key_attributes: dict[str, tuple[str, ...]] = {}
-        self.n_put = 0
-        self.n_delete = 0
         now = utc_now()
         plans: dict[type[BaseModel], EntityPlan] = {}  # each class checked once
+        #: (plan, the item to store, the object given): the object is what a caller resends.
+        self._puts: list[tuple[EntityPlan, BaseModel, BaseModel]] = []
         for obj in puts:
             plan = plans.get(type(obj))
             if plan is None:
@@ -145,32 +139,100 @@ class BatchWrite(Operation[BatchWriteResult]):
                 stamped = obj.model_copy(update={plan.version_field: 1})
             if plan.updated_at_field is not None or plan.created_at_field is not None:
                 stamped = stamp_times(plan, stamped, now)
-            try:
-                item = plan.to_item(stamped)
-            except TextEncodeError as exc:
-                # Which write of the batch holds the text (its key field names itself).
-                index = sum(1 for table, _ in self.requests if table == plan.table.name)
-                where = f"RequestItems[{plan.table.name!r}][{index}]"
-                raise TextEncodeError(f"{self.action}: {where}: {exc}", where=where) from None
-            # The origin is the object given (unstamped): what a caller resends.
-            self._add(plan, plan.key_of_item(item), {"PutRequest": {"Item": item}}, (True, obj))
-            self.n_put += 1
+            self._puts.append((plan, stamped, obj))
+        self._deletes: list[tuple[EntityPlan, Item, Mapping[str, Any]]] = []
         for plan, key in deletes:
             _refuse_unique(plan, "delete")
             key_item = plan.key_from_values(split_key_values(plan, key, what="batch delete"))
-            self._add(plan, key_item, {"DeleteRequest": {"Key": key_item}}, (False, (plan, key)))
-            self.n_delete += 1
-        # Every write's text at once, before the first call: a chunk's own check would
-        # refuse bad text in a later chunk only after the earlier ones were written.
-        check_request_text(self.action, {"RequestItems": self._by_table(self.requests)})
+            self._deletes.append((plan, key_item, key))
+        self.n_put = len(self._puts)
+        self.n_delete = len(self._deletes)
+        # Bad input is refused here, before the first call. The wire pass checks what
+        # to_item checks while it serialises each item; anything it does not take (a
+        # refused item, bad text, a key given twice) is left to the dict pass, which
+        # raises the error with its place in the batch.
+        if not self._validate_wire():
+            self._requests = self._build_requests()
         self.max_attempts = max_attempts
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
         self.capacity = capacity
 
-    def _add(
-        self, plan: EntityPlan, key: Item, request: dict[str, Any], origin: tuple[bool, _Origin]
-    ) -> None:
+    @property
+    def requests(self) -> list[tuple[str, dict[str, Any]]]:
+        """Every write as ``(table name, PutRequest or DeleteRequest)``, in order."""
+        if self._requests is None:
+            # Validated by the wire pass: built as dicts only when asked for (boto3, params).
+            assert self._wire is not None
+            self._requests = [
+                (table, {"PutRequest": {"Item": item_from_wire(write)}})
+                if write.__class__ is bytes
+                else (table, write)
+                for table, write in self._wire
+            ]
+        return self._requests
+
+    def _build_requests(self) -> list[tuple[str, dict[str, Any]]]:
+        """The writes as dicts, checked and recorded as they are added (the dict pass)."""
+        requests: list[tuple[str, dict[str, Any]]] = []
+        for plan, stamped, obj in self._puts:
+            try:
+                item = plan.to_item(stamped)
+            except TextEncodeError as exc:
+                # Which write of the batch holds the text (its key field names itself).
+                index = sum(1 for table, _ in requests if table == plan.table.name)
+                where = f"RequestItems[{plan.table.name!r}][{index}]"
+                raise TextEncodeError(f"{self.action}: {where}: {exc}", where=where) from None
+            request = (plan.table.name, {"PutRequest": {"Item": item}})
+            self._add(plan, plan.key_of_item(item), (True, obj))
+            requests.append(request)
+        for plan, key_item, key in self._deletes:
+            self._add(plan, key_item, (False, (plan, key)))
+            requests.append((plan.table.name, {"DeleteRequest": {"Key": key_item}}))
+        # Every write's text at once, before the first call: a chunk's own check would
+        # refuse bad text in a later chunk only after the earlier ones were written.
+        check_request_text(self.action, {"RequestItems": self._by_table(requests)})
+        return requests
+
+    def _validate_wire(self) -> bool:
+        """The validating pass on the wire form: False to leave the batch to the dict pass."""
+        wire: list[tuple[str, Any]] = []
+        for plan, stamped, obj in self._puts:
+            encoder = wire_encoder(plan)
+            try:
+                encoded = None if encoder is None else encoder(stamped)
+            except Exception:  # the dict pass raises it again, placed in the batch
+                encoded = None
+            if encoded is None or encoded[0] in self._origins:
+                return self._abandon_wire()
+            ident, body = encoded
+            self._origins[ident] = (True, obj)
+            table = plan.table
+            self._key_attributes[table.name] = (
+                (table.pk,) if table.sk is None else (table.pk, table.sk)
+            )
+            wire.append((plan.table.name, body))
+        for plan, key_item, key in self._deletes:
+            ident = key_identity(plan.table.name, key_item)
+            if ident in self._origins:
+                return self._abandon_wire()
+            self._origins[ident] = (False, (plan, key))
+            self._key_attributes[plan.table.name] = tuple(key_item)
+            wire.append((plan.table.name, {"DeleteRequest": {"Key": key_item}}))
+        keys = [(table, write) for table, write in wire if isinstance(write, dict)]
+        try:
+            check_request_text(self.action, {"RequestItems": self._by_table(keys)})
+        except TextEncodeError:
+            return self._abandon_wire()
+        self._wire = wire
+        return True
+
+    def _abandon_wire(self) -> bool:
+        self._origins.clear()
+        self._key_attributes.clear()
+        return False
+
+    def _add(self, plan: EntityPlan, key: Item, origin: tuple[bool, _Origin]) -> None:
         ident = key_identity(plan.table.name, key)
         if ident in self._origins:
             raise RequestLimitError(
@@ -179,7 +241,6 @@ class BatchWrite(Operation[BatchWriteResult]):
             )
         self._origins[ident] = origin
         self._key_attributes[plan.table.name] = tuple(key)
-        self.requests.append((plan.table.name, request))
 
     @staticmethod
     def _by_table(writes: list[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
@@ -216,13 +277,42 @@ class BatchWrite(Operation[BatchWriteResult]):
 
     def steps(self) -> Step[BatchWriteResult]:
         """Send each chunk; resend unprocessed items with exponential backoff and jitter."""
+        return self._send(self.requests, list)
+
+    def wire_steps(self, fragment: Callable[[bytes], Any]) -> Step[BatchWriteResult]:
+        """`steps`, each put's item sent as the JSON text the validating pass made.
+
+        Only when the dict form was never asked for: a caller may have added to it.
+        """
+        wire = self._wire
+        if wire is None or self._requests is not None:
+            return self.steps()
+
+        def build(chunk: list[tuple[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+            return [
+                (
+                    table,
+                    {"PutRequest": {"Item": fragment(write)}}
+                    if write.__class__ is bytes
+                    else write,
+                )
+                for table, write in chunk
+            ]
+
+        return self._send(wire, build)
+
+    def _send(
+        self,
+        writes: list[tuple[str, Any]],
+        build: Callable[[list[tuple[str, Any]]], list[tuple[str, dict[str, Any]]]],
+    ) -> Step[BatchWriteResult]:
         result = BatchWriteResult(put=self.n_put, deleted=self.n_delete)
         # Every request not yet known to be written (unsent chunks included).
         pending = set(self._origins)
         # One identity per request, in the requests' order (_add records both together).
         idents = list(self._origins)
-        for start in range(0, len(self.requests), MAX_BATCH_WRITE):
-            request = self._chunk_params(self.requests[start : start + MAX_BATCH_WRITE])
+        for start in range(0, len(writes), MAX_BATCH_WRITE):
+            request = self._chunk_params(build(writes[start : start + MAX_BATCH_WRITE]))
             sent = idents[start : start + MAX_BATCH_WRITE]
             attempt = 0
             while True:

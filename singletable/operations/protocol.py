@@ -124,6 +124,16 @@ class Operation(ABC, Generic[R_co]):
         response = yield Call(self.action, self.params(), subject=self.subject)
         return self.parse(response)
 
+    def wire_steps(self, fragment: Callable[[bytes], Any]) -> Step[R_co]:
+        """`steps` for an executor that serialises requests itself (the lean transport).
+
+        An operation that holds items as ready JSON text may put ``fragment(text)`` (a
+        value the executor's JSON encoder embeds as it is) in their place; the default
+        is `steps`.
+        """
+        del fragment
+        return self.steps()
+
     def parse(self, response: dict[str, Any]) -> R_co:
         """Turn the boto3 response into the operation's result."""
         raise NotImplementedError

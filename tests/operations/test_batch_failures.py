@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
@@ -48,10 +49,12 @@ def _outcome(data: hs.DataObject, n: int) -> tuple[str, list[bool]]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(n_puts=hs.integers(0, 70), n_deletes=hs.integers(0, 40), data=hs.data())
+@given(n_puts=hs.integers(0, 70), n_deletes=hs.integers(0, 40), data=hs.data(), wire=hs.booleans())
 def test_batch_write_error_partitions_the_writes_exactly(
-    n_puts: int, n_deletes: int, data: hs.DataObject
+    n_puts: int, n_deletes: int, data: hs.DataObject, wire: bool
 ) -> None:
+    # Both forms of the requests: dicts, and the lean transport's (items as JSON text,
+    # read back here as the server reads them).
     puts = [Note(note_id=f"p{i:03d}") for i in range(n_puts)]
     deletes = [(PLAN, {"note_id": f"d{i:03d}"}) for i in range(n_deletes)]
     op = st.BatchWrite(puts=puts, deletes=deletes, max_attempts=3, backoff_base=0)
@@ -59,7 +62,7 @@ def test_batch_write_error_partitions_the_writes_exactly(
     error: st.BatchWriteIncompleteError | None = None
     result: st.BatchWriteResult | None = None
     raised: st.ServiceError | None = None
-    steps = op.steps()
+    steps = op.wire_steps(orjson.Fragment) if wire else op.steps()
     try:
         step = next(steps)
         while True:
@@ -67,7 +70,8 @@ def test_batch_write_error_partitions_the_writes_exactly(
                 step = steps.send(None)
                 continue
             assert isinstance(step, Call)
-            writes = step.params["RequestItems"]["batchfail"]
+            params = orjson.loads(orjson.dumps(step.params)) if wire else step.params
+            writes = params["RequestItems"]["batchfail"]
             kind, mask = _outcome(data, len(writes))
             if kind == "error":
                 raised = THROTTLED

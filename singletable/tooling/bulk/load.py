@@ -47,7 +47,8 @@ from singletable.model.jobs import is_reserved_item
 from singletable.model.plan import EntityPlan, plan_of
 from singletable.model.table import Table
 from singletable.model.unique import UniqueConstraint
-from singletable.operations.batch import MAX_BATCH_WRITE, BatchWrite, key_identity
+from singletable.model.wire import key_identity
+from singletable.operations.batch import MAX_BATCH_WRITE, BatchWrite
 from singletable.operations.common import describe_key
 from singletable.operations.items import Put
 from singletable.operations.protocol import Executor

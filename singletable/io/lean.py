@@ -201,7 +201,8 @@ def has_binary_keys(content: bytes) -> bool:
     ubiquitous ``"`` at about 1 ns a byte. A single byte is found by ``memchr``, ~100x
     faster (3.5 µs on that page), and a body without any capital B has neither key;
     each B found is looked at in place, and past `_B_LOOKS` of them the two searches
-    run on the rest. (bench_transport query: 0.5 µs per item.)
+    run on the rest. (4.0% of a 1,000-item lean query's instructions, callgrind;
+    benchmarks/README.md, bench_transport.)
     """
     at = content.find(b"B")
     looks = 0

@@ -172,6 +172,36 @@ def _converter(shape: Shape, blobs: bool) -> Converter | None:
     raise UnsupportedShapeError(f"{shape.name} ({kind})")
 
 
+#: How many "B" bytes `has_binary_keys` looks at one by one before it searches for the
+#: keys themselves (text full of capital Bs would otherwise cost a Python step each).
+_B_LOOKS = 32
+
+
+def has_binary_keys(content: bytes) -> bool:
+    """Whether ``content`` holds the text ``"B"`` or ``"BS"`` (a binary attribute value's key).
+
+    Equal to ``b'"B"' in content or b'"BS"' in content``, which costs ~540 µs on a
+    1,000-item Query page (386 KB): CPython searches a short pattern ending in the
+    ubiquitous ``"`` at about 1 ns a byte. A single byte is found by ``memchr``, ~100x
+    faster (3.5 µs on that page), and a body without any capital B has neither key;
+    each B found is looked at in place, and past `_B_LOOKS` of them the two searches
+    run on the rest. (4.0% of a 1,000-item lean query's instructions, callgrind;
+    benchmarks/README.md, bench_transport.)
+    """
+    at = content.find(b"B")
+    looks = 0
+    while at != -1:
+        # (At offset 0, ``at - 1`` leaves one byte: too short to match.)
+        if content.startswith(b'"B"', at - 1) or content.startswith(b'"BS"', at - 1):
+            return True
+        looks += 1
+        if looks == _B_LOOKS:
+            # Every key not yet ruled out starts at or after this B's position.
+            return content.find(b'"B"', at) != -1 or content.find(b'"BS"', at) != -1
+        at = content.find(b"B", at + 1)
+    return False
+
+
 class _Operation:
     """One operation's wire name, model and compiled response conversion."""
 
@@ -534,8 +564,7 @@ class LeanTransport:
         # A binary attribute value is a "B" or "BS" key; a body without either text needs
         # no attribute map visited. (JSON could spell the key with \u escapes; no DynamoDB
         # endpoint does, and a false positive only costs the walk.)
-        blobs = b'"B"' in content or b'"BS"' in content
-        convert = operation.with_blobs if blobs else operation.without_blobs
+        convert = operation.with_blobs if has_binary_keys(content) else operation.without_blobs
         parsed: dict[str, Any] = convert(data) if convert is not None else data
         headers = http_response.headers
         request_id = headers.get("x-amzn-requestid")

@@ -14,7 +14,7 @@ however large the partition is.
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from pydantic import BaseModel
@@ -338,6 +338,31 @@ class EntityQuery(BaseQuery[E]):
         index = self._index()
         spec = self.table.indexes.get(index) if index is not None else None
         return spec is not None and spec.projection.type == "KEYS_ONLY"
+
+    def _item_decoder(self) -> Callable[[Item], Any]:
+        """`_decode` with the common case first: an item this entity's version wrote, read whole.
+
+        Two dict lookups decide it and the plan's generated decoder gets the item; every
+        other item (another entity, another version, no identifier, a projection) takes
+        `_decode`. Equal to `_decode` item for item; it spares three calls an item (4.4%
+        of a 1,000-item lean query's instructions, callgrind; benchmarks/README.md).
+        """
+        if self._projection is not None:
+            return self._decode
+        plan, slow = self.plan, self._decode
+        entity, version = self.table.entity_attribute, self.table.version_attribute
+        name, number = plan.name, str(plan.version)
+
+        def decode(item: Item) -> Any:
+            et = item.get(entity)
+            if et is not None and et.get("S") == name:
+                ev = item.get(version)
+                if ev is None or ev.get("N") == number:
+                    # (The decoder is looked up per item: it replaces itself on first use.)
+                    return plan._item_decoder(item)
+            return slow(item)
+
+        return decode
 
     def _decode(self, item: Item) -> Any:
         name = item.get(self.table.entity_attribute, {}).get("S")

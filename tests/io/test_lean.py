@@ -277,6 +277,30 @@ def test_response_is_parsed_as_botocore_does(
     assert typed(got) == typed(expected)
 
 
+@settings(max_examples=400, deadline=None)
+@given(
+    chunks=st.lists(
+        st.sampled_from([b'"', b"B", b"S", b'"B"', b'"BS"', b"x", b'"S"', b"{", b":"]),
+        max_size=80,
+    ),
+    looks=st.integers(min_value=1, max_value=4),
+)
+def test_binary_key_check_equals_the_plain_search(chunks: list[bytes], looks: int) -> None:
+    # Dense in capital Bs and quotes, so the B-by-B look and the search it hands over to
+    # after `_B_LOOKS` (patched small here) both decide.
+    content = b"".join(chunks)
+    with patch.object(lean, "_B_LOOKS", looks):
+        got = lean.has_binary_keys(content)
+    assert got == (b'"B"' in content or b'"BS"' in content)
+
+
+def test_binary_key_check_examples() -> None:
+    assert lean.has_binary_keys(b'{"Items":[{"b":{"B":"AA=="}}]}')
+    assert lean.has_binary_keys(b'{"Items":[{"b":{"BS":["AA=="]}}]}')
+    assert not lean.has_binary_keys(b'B"B')  # a B at offset 0 has no quote before it
+    assert not lean.has_binary_keys(b'{"Items":[{"BOB":{"S":"B\\"S"}}]}')
+
+
 def _minimal_params(action: str) -> dict[str, Any]:
     # What the endpoint rules read (table names, for the ResourceArn parameters).
     key = {"PK": {"S": "a"}}

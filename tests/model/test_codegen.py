@@ -385,6 +385,29 @@ def test_generated_source_is_kept_and_readable() -> None:
     assert "def from_item(item, check=False):" in PLAN._item_decoder.__singletable_source__  # type: ignore[attr-defined]
 
 
+def test_a_class_overriding_model_validate_is_decoded_through_its_override() -> None:
+    # The decoder calls the class's validator directly only when model_validate is
+    # pydantic's own; an override keeps being called, as the reference calls it.
+    table = Table("validate-override")
+    seen: list[Any] = []
+
+    class Audited(Entity, table=table, pk="A#{aid}", sk="A"):
+        aid: str
+
+        @classmethod
+        def model_validate(cls, obj: Any, **kwargs: Any) -> Any:
+            seen.append(obj)
+            return super().model_validate(obj, **kwargs)
+
+    plan = Audited.plan()
+    assert plan.from_item(plan.to_item(Audited(aid="x"))) == Audited(aid="x")
+    assert seen == [{"aid": "x"}]
+    source = plan._item_decoder.__singletable_source__  # type: ignore[attr-defined]
+    assert "__pydantic_validator__" not in source
+    PLAN.from_item(PLAN.to_item(RICH[0]))
+    assert "__pydantic_validator__" in PLAN._item_decoder.__singletable_source__  # type: ignore[attr-defined]
+
+
 # -- generated entity classes ------------------------------------------------------------
 
 

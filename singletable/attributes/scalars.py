@@ -259,13 +259,14 @@ def scalar_decimal(where: str, nullable: bool, position: str) -> Built:
 
 class _DecimalFast(FastPath):
     def expression(self, w: Writer, x: str) -> Expr:
-        # Text in plain notation (no exponent, not NaN or Infinity) of at most 38
-        # characters is finite, has at most 38 digits and an adjusted exponent within
-        # -7..37: the codec stores exactly that text. Anything else goes to the codec.
+        # The codec's own fast test: text of at most 38 characters holds at most 38
+        # digits, and then a finite value with its adjusted exponent in range is stored
+        # as that text. (Cheaper than testing the text for 'E', 'n' and 'N', 1690 against
+        # 1818 instructions, and right whatever the context's `capitals`.)
         t = w.var("t")
         guard = (
             f"{x}.__class__ is {w.ref(Decimal, 'Decimal')} and len({t} := str({x})) <= "
-            f"{MAX_NUMBER_DIGITS} and 'E' not in {t} and 'n' not in {t} and 'N' not in {t}"
+            f"{MAX_NUMBER_DIGITS} and {x}.is_finite() and -130 <= {x}.adjusted() <= 125"
         )
         return Expr(guard, "N", t, static=MAX_NUMBER_SIZE)
 

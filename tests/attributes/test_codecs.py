@@ -13,7 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
-from singletable.attributes.convert import from_attribute_value, to_attribute_value
+from singletable.attributes.convert import (
+    from_attribute_value,
+    sized_list,
+    sized_map,
+    to_attribute_value,
+)
 from singletable.attributes.size import (
     MAX_ITEM_SIZE,
     attribute_value_size,
@@ -325,6 +330,48 @@ def test_decimal_limits() -> None:
         codec.to_av(Decimal("NaN"))
     with pytest.raises(ItemEncodeError, match=r"Invoice\.total.*not a finite"):
         codec.to_av(Decimal("-Infinity"))
+
+
+_DECIMALS = hs.one_of(
+    hs.decimals(allow_nan=True, allow_infinity=True),
+    hs.builds(
+        lambda digits, exponent, sign: Decimal((sign, tuple(digits), exponent)),
+        hs.lists(hs.integers(0, 9), min_size=1, max_size=45),
+        hs.integers(-170, 160),
+        hs.integers(0, 1),
+    ),
+    hs.sampled_from([Decimal("0"), Decimal("-0.000"), Decimal("0E+5"), Decimal("1E+126")]),
+)
+_JSON_LIKE = hs.recursive(
+    hs.one_of(hs.none(), hs.booleans(), hs.integers(), hs.text(max_size=5), _DECIMALS),
+    lambda inner: hs.one_of(
+        hs.lists(inner, max_size=4), hs.dictionaries(hs.text(max_size=3), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=hs.one_of(
+        hs.dictionaries(hs.text(max_size=3), _JSON_LIKE, max_size=5),
+        hs.lists(_JSON_LIKE, max_size=5),
+    )
+)
+def test_sized_converters_store_what_the_converter_stores(value: Any) -> None:
+    # sized_map / sized_list (the generated encoder's converters of dict[str, Any] and
+    # list[Any]) store what to_attribute_value stores, Decimals included (zeros, exponents,
+    # out of range, NaN), refuse what it refuses, and bound the size from above.
+    sized = sized_map if isinstance(value, dict) else sized_list
+    try:
+        expected = to_attribute_value(value, where="w")
+    except ItemEncodeError:
+        with pytest.raises(ItemEncodeError):
+            sized(value, "w")
+        return
+    av, bound = sized(value, "w")
+    assert av == expected
+    assert bound >= attribute_value_size(av)
 
 
 def test_int_limits() -> None:

@@ -118,8 +118,10 @@ def test_the_lean_connection_sends_the_wire_form() -> None:
     calls: list[bytes] = []
     db = _lean_connection(calls)
     objs = events(30)
-    result = db.execute(st.BatchWrite(puts=objs))
+    op = st.BatchWrite(puts=objs)
+    result = db.execute(op)
     assert result == st.BatchWriteResult(put=30, calls=2)
+    assert op._requests is None  # sent without ever building the dict form
     sent = [orjson.loads(body) for body in calls]
     shown = st.BatchWrite(puts=objs).chunks()
     assert sent == [orjson.loads(orjson.dumps(c, default=encode_other)) for c in shown]

@@ -480,9 +480,11 @@ def test_malformed_attribute_values_are_refused() -> None:
     with pytest.raises(ItemDecodeError, match="not a DynamoDB attribute value"):
         from_attribute_value({"S": "a", "N": "1"})
     # The length is tested after a failed unpacking: the same errors as testing it first.
-    for malformed in ({}, {"M": {"a": {}}}, {"L": [{"S": "a", "BOOL": True}]}, "xy", ["S", "a"]):
+    malformed: list[Any] = [{}, {"M": {"a": {}}}, {"L": [{"S": "a", "BOOL": True}]}]
+    malformed += ["xy", ["S", "a"]]  # not dicts, and not of one entry
+    for value in malformed:
         with pytest.raises(ItemDecodeError, match="not a DynamoDB attribute value"):
-            from_attribute_value(malformed)  # type: ignore[arg-type]
+            from_attribute_value(value)
     with pytest.raises(AttributeError):
         from_attribute_value("x")  # type: ignore[arg-type]
     with pytest.raises(TypeError):

@@ -161,12 +161,18 @@ def scalar_int(where: str, nullable: bool, position: str) -> Built:
 
 #: Largest size (bytes) of any DynamoDB number attribute value.
 MAX_NUMBER_SIZE = 21
+#: Ints strictly within +-this fit one internal digit of CPython's ints (2**30 - 1).
+_COMPACT_INT_BOUND = 2**30 - 1
 
 
 class _IntFast(FastPath):
     def expression(self, w: Writer, x: str) -> Expr:
         bound = INT_FAST_BOUND
-        guard = f"{x}.__class__ is int and {-bound} < {x} < {bound}"
+        # Ints of one internal digit (|x| < 2**30) first: the interpreter compares those
+        # with a specialised instruction, the 38-digit bounds by the generic comparison
+        # (~145 instructions less per int; reading encode 1.15x -> 1.14x hand-written).
+        small = _COMPACT_INT_BOUND
+        guard = f"{x}.__class__ is int and ({-small} < {x} < {small} or {-bound} < {x} < {bound})"
         return Expr(guard, "N", f"str({x})", static=MAX_NUMBER_SIZE)
 
     def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr:

@@ -479,6 +479,16 @@ def test_decode_type_mismatch_names_field_and_types() -> None:
 def test_malformed_attribute_values_are_refused() -> None:
     with pytest.raises(ItemDecodeError, match="not a DynamoDB attribute value"):
         from_attribute_value({"S": "a", "N": "1"})
+    # The length is tested after a failed unpacking: the same errors as testing it first.
+    malformed: list[Any] = [{}, {"M": {"a": {}}}, {"L": [{"S": "a", "BOOL": True}]}]
+    malformed += ["xy", ["S", "a"]]  # not dicts, and not of one entry
+    for value in malformed:
+        with pytest.raises(ItemDecodeError, match="not a DynamoDB attribute value"):
+            from_attribute_value(value)
+    with pytest.raises(AttributeError):
+        from_attribute_value("x")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        from_attribute_value(3)  # type: ignore[arg-type]
     with pytest.raises(ItemEncodeError, match="not a DynamoDB attribute value"):
         attribute_value_size({"Q": 1})
 

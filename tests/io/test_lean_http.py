@@ -18,6 +18,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -485,6 +486,28 @@ def test_the_retry_handler_retries_the_same_failures_as_often(handler: Handler) 
     botocores = attempts(handler, "boto3")
     assert botocores[1] == 4  # max_attempts counts the retries after the first attempt
     assert attempts(handler, "lean") == botocores
+
+
+def sends_until_refused(url: str, transport: str) -> int:
+    """How many times a GetItem is sent to ``url``, where nothing listens."""
+    client = make_client(url)
+    sends: list[str] = []
+    client.meta.events.register("before-send.dynamodb", lambda **_: sends.append("x"))
+    lean = LeanTransport(client, sleep=lambda _: None)
+    params = {"TableName": "t", "Key": {"pk": {"S": "a"}}}
+    send = partial(lean.send, "get_item", params) if transport == "lean" else None
+    with patch("time.sleep"), pytest.raises(EndpointConnectionError):
+        send() if send is not None else client.get_item(**params)  # type: ignore[attr-defined]
+    client.close()
+    return len(sends)
+
+
+def test_a_refused_connection_is_retried_as_often() -> None:
+    # Nothing listens, so the attempts are counted at before-send, which both paths emit.
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{bound.getsockname()[1]}/"
+        assert sends_until_refused(url, "boto3") == sends_until_refused(url, "lean") == 4
 
 
 # -- which session a transport sends with -------------------------------------------------------

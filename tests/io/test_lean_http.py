@@ -571,9 +571,12 @@ def test_requests_outside_the_lean_shape_go_to_botocores_session() -> None:
             no_agent = request(server.url())
             del no_agent.headers["User-Agent"]
             assert lean.send(no_agent) is canned
-            assert sent.call_count == 2
+            own_timeout: Any = request(server.url())
+            own_timeout.context["read_timeout"] = 1  # urllib3's per-request Timeout
+            assert lean.send(own_timeout) is canned
+            assert sent.call_count == 3
             assert lean.send(request(server.url())).status_code == 200
-            assert sent.call_count == 2
+            assert sent.call_count == 3
         lean.close()
 
 

@@ -36,8 +36,10 @@ certificate, timeouts that are not positive numbers. Per request (cheap checks):
 bytes, a streamed output, a per-request ``read_timeout``, a URL whose scheme is not
 ``http``/``https`` or whose host is an IPv6 literal.
 
-It pays (benchmarks/README.md, "HTTP"): a 12 KB BatchWriteItem to a moto server costs
-about half the client CPU in ``send`` that ``URLLib3Session.send`` costs.
+It pays (benchmarks/bench_micro.py ``http``, client CPU, paired medians of 2 runs): a
+12 KB POST to a keep-alive loopback server 0.47-0.49x ``URLLib3Session.send``'s (about
+215 -> 105 µs; callgrind: 1.04M -> 0.55M instructions a request), 0.35x with a 380 KB
+answer, 0.66x against a moto server, which closes every connection.
 """
 
 from __future__ import annotations

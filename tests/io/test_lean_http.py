@@ -18,6 +18,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -487,6 +488,28 @@ def test_the_retry_handler_retries_the_same_failures_as_often(handler: Handler) 
     assert attempts(handler, "lean") == botocores
 
 
+def sends_until_refused(url: str, transport: str) -> int:
+    """How many times a GetItem is sent to ``url``, where nothing listens."""
+    client = make_client(url)
+    sends: list[str] = []
+    client.meta.events.register("before-send.dynamodb", lambda **_: sends.append("x"))
+    lean = LeanTransport(client, sleep=lambda _: None)
+    params = {"TableName": "t", "Key": {"pk": {"S": "a"}}}
+    send = partial(lean.send, "get_item", params) if transport == "lean" else None
+    with patch("time.sleep"), pytest.raises(EndpointConnectionError):
+        send() if send is not None else client.get_item(**params)  # type: ignore[attr-defined]
+    client.close()
+    return len(sends)
+
+
+def test_a_refused_connection_is_retried_as_often() -> None:
+    # Nothing listens, so the attempts are counted at before-send, which both paths emit.
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{bound.getsockname()[1]}/"
+        assert sends_until_refused(url, "boto3") == sends_until_refused(url, "lean") == 4
+
+
 # -- which session a transport sends with -------------------------------------------------------
 
 
@@ -548,9 +571,12 @@ def test_requests_outside_the_lean_shape_go_to_botocores_session() -> None:
             no_agent = request(server.url())
             del no_agent.headers["User-Agent"]
             assert lean.send(no_agent) is canned
-            assert sent.call_count == 2
+            own_timeout: Any = request(server.url())
+            own_timeout.context["read_timeout"] = 1  # urllib3's per-request Timeout
+            assert lean.send(own_timeout) is canned
+            assert sent.call_count == 3
             assert lean.send(request(server.url())).status_code == 200
-            assert sent.call_count == 2
+            assert sent.call_count == 3
         lean.close()
 
 

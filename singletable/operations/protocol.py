@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast, ove
 from pydantic import BaseModel
 
 from singletable.operations.limits import check_request_text
+from singletable.types import frozen_dataclass
 
 R = TypeVar("R")
 # An operation that yields a subclass of R is an operation yielding R (a collection's
@@ -63,7 +64,7 @@ class Call:
             check_request_text(self.action, self.params)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Sleep:
     """A pause the executor must take (backoff before retrying unprocessed items)."""
 

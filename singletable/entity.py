@@ -288,7 +288,6 @@ class Entity(BaseModel):
         return obj
 
 
-
 def _resolve_own_annotations(cls: type[BaseModel]) -> None:
     """Replace ``cls``'s own string annotations (this module defers them) by their values.
 
@@ -301,6 +300,7 @@ def _resolve_own_annotations(cls: type[BaseModel]) -> None:
 
 
 _resolve_own_annotations(Entity)
+
 
 def _refuse_shadowing_fields(cls: type[Entity]) -> None:
     """Refuse a field whose name hides an attribute of `Entity` (or pydantic's BaseModel)."""

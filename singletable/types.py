@@ -1,4 +1,4 @@
-"""Type aliases shared by every layer, and `frozen_dataclass`, how their value classes are made."""
+"""Type aliases shared by every layer, and how their value classes are made (dataclasses)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ __all__ = [
     "AttributeValue",
     "Item",
     "frozen_dataclass",
+    "mutable_dataclass",
 ]
 
 #: A DynamoDB low-level attribute value, e.g. ``{"S": "abc"}`` or ``{"N": "42"}``.
@@ -40,32 +41,58 @@ def frozen_dataclass(cls: type[_T]) -> type[_T]:
     ``repr``/``compare``/``hash`` flags, and `dataclasses.FrozenInstanceError` on
     assignment; a class defining its own ``__init__`` keeps it, as with ``init=False``.
     Not supported (refused): ``InitVar``, ``kw_only``, a class defining any other of
-    those methods.
+    those methods. Building an instance costs about 1 µs more than with the generated
+    ``__init__``: classes built per request or per item stay standard dataclasses.
     """
+    return _make(cls, frozen=True)
+
+
+@dataclass_transform(field_specifiers=(dataclasses.field, dataclasses.Field))
+def mutable_dataclass(cls: type[_T]) -> type[_T]:
+    """``@dataclass`` (not frozen) made as `frozen_dataclass` makes its classes.
+
+    Instances are unhashable (``__hash__`` is ``None``), and ``__init__`` assigns fields
+    as the generated one does (through the class's ``__setattr__``).
+    """
+    return _make(cls, frozen=False)
+
+
+def _make(cls: type[_T], *, frozen: bool) -> type[_T]:
     for name in ("__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"):
         if name in cls.__dict__ and not (name == "__hash__" and cls.__dict__[name] is None):
-            raise TypeError(f"{cls.__qualname__} defines {name}: use @dataclass(frozen=True)")
+            raise TypeError(f"{cls.__qualname__} defines {name}: use @dataclass")
     dataclasses.dataclass(cls, init=False, repr=False, eq=False)
     fields = dataclasses.fields(cast(Any, cls))
-    if any(f.kw_only is True for f in fields) or any(
-        isinstance(f.type, dataclasses.InitVar) or f.type == "InitVar" for f in fields
-    ):
+    declared = cls.__dataclass_fields__.values()  # type: ignore[attr-defined]
+    if any(f.kw_only is True for f in fields) or any(_is_init_var(f.type) for f in declared):
         raise TypeError(f"{cls.__qualname__}: kw_only and InitVar fields are not supported")
     _refuse_required_after_optional(fields)
     params = cls.__dataclass_params__  # type: ignore[attr-defined]
     params.init = "__init__" not in cls.__dict__
-    params.repr = params.eq = params.frozen = True
+    params.repr = params.eq = True
+    params.frozen = frozen
     if "__init__" not in cls.__dict__:  # its own __init__: as @dataclass(init=False)
-        setattr(cls, "__init__", _init(cls, fields))  # noqa: B010 (mypy: no method-assign)
+        init = _init(cls, fields, _object_setattr if frozen else setattr)
+        setattr(cls, "__init__", init)  # noqa: B010 (mypy: no method-assign)
     setattr(cls, "__repr__", _repr([f.name for f in fields if f.repr]))  # noqa: B010
     compared = [f.name for f in fields if f.compare]
     setattr(cls, "__eq__", _eq(compared))  # noqa: B010
+    if not frozen:
+        setattr(cls, "__hash__", None)  # noqa: B010 (eq without frozen: unhashable)
+        return cls
     hashed = [f.name for f in fields if (f.compare if f.hash is None else f.hash)]
     setattr(cls, "__hash__", _hash(hashed))  # noqa: B010
     names = frozenset(f.name for f in fields)
     setattr(cls, "__setattr__", _frozen_setattr(cls, names))  # noqa: B010
     setattr(cls, "__delattr__", _frozen_delattr(cls, names))  # noqa: B010
     return cls
+
+
+def _is_init_var(annotation: Any) -> bool:
+    # Deferred annotations are strings: dataclasses itself recognises InitVar by name.
+    if isinstance(annotation, str):
+        return "InitVar" in annotation
+    return isinstance(annotation, dataclasses.InitVar) or annotation is dataclasses.InitVar
 
 
 def _refuse_required_after_optional(fields: tuple[dataclasses.Field[Any], ...]) -> None:
@@ -79,11 +106,16 @@ def _refuse_required_after_optional(fields: tuple[dataclasses.Field[Any], ...]) 
             raise TypeError(f"non-default argument {f.name!r} follows default argument")
 
 
-def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[..., None]:
-    """``__init__``: arguments bound as the generated one binds them, set past the freeze."""
+def _init(
+    cls: type,
+    fields: tuple[dataclasses.Field[Any], ...],
+    assign: Callable[[Any, str, Any], None],
+) -> Callable[..., None]:
+    """``__init__``: arguments bound as the generated one binds them, set with ``assign``."""
     qualname = cls.__qualname__
     names = tuple(f.name for f in fields if f.init)
     count = len(names)
+    known = frozenset(names)
     # (name, default, factory) of every field __init__ takes.
     optional = [(f.name, f.default, f.default_factory) for f in fields if f.init]
     # init=False fields: one with a default_factory is set; a plain default stays the class
@@ -96,15 +128,16 @@ def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[...
     post_init = hasattr(cls, "__post_init__")
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if len(args) == count and not kwargs:  # the common call: every field by position
+        if len(args) == count and not kwargs:  # the common calls: every field by position
             for name, value in zip(names, args, strict=True):
-                _object_setattr(self, name, value)
+                assign(self, name, value)
         else:
-            values = _bind(qualname, names, optional, args, kwargs)
-            for name in names:
-                _object_setattr(self, name, values[name])
+            if args or len(kwargs) != count or not known.issuperset(kwargs):
+                kwargs = _bind(qualname, names, optional, args, kwargs)
+            for name in names:  # every field by name (or bound above)
+                assign(self, name, kwargs[name])
         for name, factory in hidden:
-            _object_setattr(self, name, factory())
+            assign(self, name, factory())
         if post_init:
             self.__post_init__()
 

@@ -1,4 +1,5 @@
-"""`frozen_dataclass` behaves as ``@dataclass(frozen=True)`` on the classes it accepts.
+"""`frozen_dataclass` and `mutable_dataclass` behave as ``@dataclass(frozen=True)`` and
+``@dataclass`` on the classes they accept.
 
 Generated: a class shape (fields with or without defaults and factories, ``init``,
 ``repr``, ``compare`` and ``hash`` flags, with or without ``__post_init__``) is made both
@@ -21,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
-from singletable.types import frozen_dataclass
+from singletable.types import frozen_dataclass, mutable_dataclass
 
 # A field: (name, default kind, init, repr, compare, hash)
 _NAMES = ["a", "b", "c", "d", "e"]
@@ -35,7 +36,11 @@ _field_spec = hs.tuples(
 
 
 def _make(
-    specs: list[tuple[str, bool, bool, bool, bool | None]], post_init: bool, frozen: bool
+    specs: list[tuple[str, bool, bool, bool, bool | None]],
+    post_init: bool,
+    *,
+    standard: bool,
+    frozen: bool,
 ) -> type[Any]:
     namespace: dict[str, Any] = {"__annotations__": {}, "__doc__": "A generated class."}
     for name, (default, init, shown, compare, hashed) in zip(_NAMES, specs, strict=False):
@@ -54,7 +59,9 @@ def _make(
         namespace["__post_init__"] = __post_init__
     cls = types.new_class("Shape", (), {}, lambda ns: ns.update(namespace))
     cls.__module__ = __name__
-    return dataclasses.dataclass(frozen=True)(cls) if frozen else frozen_dataclass(cls)
+    if standard:
+        return dataclasses.dataclass(frozen=frozen)(cls)
+    return frozen_dataclass(cls) if frozen else mutable_dataclass(cls)
 
 
 def _outcome(cls: type[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -73,6 +80,8 @@ def _outcome(cls: type[Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
         _attempt(lambda: hash(obj)),
         cls.__match_args__,
         _attempt(lambda: obj == copy.copy(obj)),
+        _attempt(lambda: setattr(obj, "a", 1)),
+        type(obj).__dataclass_params__.frozen,
     )
 
 
@@ -88,22 +97,24 @@ def _attempt(compute: Callable[[], Any]) -> Any:
 @given(
     hs.lists(_field_spec, min_size=0, max_size=5),
     hs.booleans(),
+    hs.booleans(),
     hs.lists(hs.integers(0, 3), max_size=6),
     hs.dictionaries(hs.sampled_from([*_NAMES, "zz"]), hs.integers(0, 3), max_size=3),
 )
 def test_instances_and_errors_are_the_standard_dataclasses(
     specs: list[tuple[str, bool, bool, bool, bool | None]],
     post_init: bool,
+    frozen: bool,
     args: list[int],
     kwargs: dict[str, int],
 ) -> None:
     try:
-        standard = _make(specs, post_init, frozen=True)
+        standard = _make(specs, post_init, standard=True, frozen=frozen)
     except (TypeError, ValueError) as exc:  # a default before a non-default field
         with pytest.raises(type(exc)):
-            _make(specs, post_init, frozen=False)
+            _make(specs, post_init, standard=False, frozen=frozen)
         return
-    ours = _make(specs, post_init, frozen=False)
+    ours = _make(specs, post_init, standard=False, frozen=frozen)
     assert _outcome(ours, tuple(args), kwargs) == _outcome(standard, tuple(args), kwargs)
 
 
@@ -168,3 +179,20 @@ def test_the_library_classes_made_this_way_are_still_frozen_dataclasses() -> Non
         assert dataclasses.is_dataclass(cls), cls
         assert cls.__dataclass_params__.frozen, cls  # type: ignore[attr-defined]
     assert sys.modules["singletable.types"].frozen_dataclass is frozen_dataclass
+
+
+def test_a_mutable_one_assigns_and_is_unhashable() -> None:
+    @mutable_dataclass
+    class Counter:
+        name: str
+        hits: list[int] = dataclasses.field(default_factory=list)
+
+    counter = Counter("c")
+    counter.hits.append(1)
+    counter.name = "d"
+    assert counter == Counter("d", [1])
+    assert Counter.__hash__ is None
+    assert (
+        repr(counter)
+        == "test_a_mutable_one_assigns_and_is_unhashable.<locals>.Counter(name='d', hits=[1])"
+    )

@@ -28,7 +28,7 @@ _object_setattr = object.__setattr__
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field, dataclasses.Field))
 def frozen_dataclass(cls: type[_T]) -> type[_T]:
-    """``@dataclass(frozen=True)`` without compiling code: the same class, made 15x faster.
+    """``@dataclass(frozen=True)`` without compiling code: the same class in a tenth of the time.
 
     The standard decorator writes the source of six methods (``__init__``, ``__repr__``,
     ``__eq__``, ``__hash__``, ``__setattr__``, ``__delattr__``) and compiles each with

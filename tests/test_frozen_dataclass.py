@@ -196,3 +196,23 @@ def test_a_mutable_one_assigns_and_is_unhashable() -> None:
         repr(counter)
         == "test_a_mutable_one_assigns_and_is_unhashable.<locals>.Counter(name='d', hits=[1])"
     )
+
+
+def test_the_written_out_inits_take_the_fields_with_their_defaults() -> None:
+    # Call, ItemRequest and Emit write their __init__ out (it runs per request or per item):
+    # each must take exactly the fields, in order, with the fields' defaults.
+    import inspect
+
+    from singletable.operations import Call, Emit
+    from singletable.operations.common import ItemRequest
+
+    for cls in (Call, Emit, ItemRequest):
+        parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+        taken = [(p.name, p.default) for p in parameters]
+        fields = [
+            (f.name, inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default)
+            for f in dataclasses.fields(cls)
+        ]
+        assert taken == fields, cls
+    assert Call("get_item", {"TableName": "t"}) == Call("get_item", {"TableName": "t"}, True)
+    assert repr(Emit(3)) == "Emit(value=3)"

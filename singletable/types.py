@@ -41,8 +41,9 @@ def frozen_dataclass(cls: type[_T]) -> type[_T]:
     ``repr``/``compare``/``hash`` flags, and `dataclasses.FrozenInstanceError` on
     assignment; a class defining its own ``__init__`` keeps it, as with ``init=False``.
     Not supported (refused): ``InitVar``, ``kw_only``, a class defining any other of
-    those methods. Building an instance costs about 1 µs more than with the generated
-    ``__init__``: classes built per request or per item stay standard dataclasses.
+    those methods. Its general ``__init__`` costs about 1 µs more a call than the generated
+    one: the classes built per request or per item (`Call`, `ItemRequest`, `Emit`) write
+    theirs out.
     """
     return _make(cls, frozen=True)
 

@@ -65,13 +65,11 @@ from singletable.model.definition import create_table_request
 from singletable.model.plan import EntityPlan, IndexKeys
 from singletable.model.table import GSI, LSI, KeyPart, NativeGSI, Projection, Table, Throughput
 from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
-from singletable.operations.collection import Collection, CollectionResult
 from singletable.operations.items import Delete, Get, ProjectedGet, Put
 from singletable.operations.protocol import Operation
 from singletable.operations.query import EntityQuery
 from singletable.operations.reads import Page
 from singletable.operations.scan import Scan
-from singletable.operations.transactions import TransactGet, TransactWrite
 from singletable.operations.update import Update
 
 __all__ = [
@@ -235,7 +233,8 @@ def _resolve_field_types(value: Any) -> None:
 _publish_here()
 
 # Tooling, streams and the asyncio executor are imported on first use: most programs
-# never touch them, and importing them costs start-up time (issue 13).
+# never touch them, and importing them costs start-up time (issue 13); so are collections
+# and transactions, which a Lambda handler may never use (issue 24).
 _LAZY: dict[str, str] = {
     "AsyncConnection": "singletable.io.async_connection",
     "CapacityEstimate": "singletable.tooling.cost.report",
@@ -243,6 +242,8 @@ _LAZY: dict[str, str] = {
     "Change": "singletable.tooling.migrations.planner",
     "ChangeClass": "singletable.tooling.migrations.planner",
     "ChangeRecord": "singletable.streams",
+    "Collection": "singletable.operations.collection",
+    "CollectionResult": "singletable.operations.collection",
     "DispatchReport": "singletable.streams",
     "ExportResult": "singletable.tooling.bulk.export",
     "JobStatus": "singletable.tooling.jobs.status",
@@ -273,10 +274,14 @@ _LAZY: dict[str, str] = {
     "snapshot": "singletable.tooling.migrations.snapshot",
     "snapshot_json": "singletable.tooling.migrations.snapshot",
     "start_job": "singletable.tooling.jobs.engine",
+    "TransactGet": "singletable.operations.transactions",
+    "TransactWrite": "singletable.operations.transactions",
 }
 
 if TYPE_CHECKING:
     from singletable.io.async_connection import AsyncConnection
+    from singletable.operations.collection import Collection, CollectionResult
+    from singletable.operations.transactions import TransactGet, TransactWrite
     from singletable.streams import (
         ChangeRecord,
         DispatchReport,

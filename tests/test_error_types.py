@@ -62,6 +62,12 @@ INVARIANTS = {
     ("singletable.testing.strategies", "ImportError"): "the module cannot be imported "
     "without hypothesis: Python's error for a missing module, with what to install",
     ("singletable.io", "AttributeError"): "the module __getattr__ protocol (lazy names)",
+    ("singletable.operations", "AttributeError"): "the module __getattr__ protocol (lazy names)",
+    ("singletable.types", "TypeError"): "a dataclass decorator misapplied, or arguments an "
+    "__init__ does not take: Python's errors, as the standard decorator and the __init__ it "
+    "generates raise them",
+    ("singletable.types", "dataclasses.FrozenInstanceError"): "assignment to a field of a "
+    "frozen dataclass, the error the standard decorator's classes raise",
     ("singletable.expressions.operands", "AttributeError"): "an expression node is immutable "
     "(Python's error for a read-only attribute, as a frozen dataclass raises it)",
     ("singletable.tooling.migrations.rewrite", "Unconvertible"): "an entity rewrite's signal "

@@ -10,7 +10,7 @@ or an error.
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol, TypeVar
 
 from botocore.config import Config
@@ -25,6 +25,7 @@ from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from singletable.errors import ConfigurationError, EndpointError, ServiceError, SingleTableError
 from singletable.operations.protocol import capacity_entries
+from singletable.types import mutable_dataclass
 
 Y = TypeVar("Y")
 
@@ -121,7 +122,7 @@ def resume(steps: Generator[Y, Any, Any], outcome: Outcome) -> Y:
     return steps.send(outcome)
 
 
-@dataclass
+@mutable_dataclass
 class CapacityMeter:
     """A running total of the capacity DynamoDB reported (``ReturnConsumedCapacity``)."""
 

@@ -14,12 +14,12 @@ import os
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from singletable.errors import SingleTableError
 from singletable.io.connection import Connection
 from singletable.model.table import Table
+from singletable.types import frozen_dataclass
 
 _FAKE_ENV = {
     "AWS_ACCESS_KEY_ID": "embedded",
@@ -62,7 +62,7 @@ def embedded(*tables: Table, region_name: str = "us-east-1") -> Iterator[Connect
                 os.environ[key] = value
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class EmbeddedServer:
     """A moto server on a loopback port (see `embedded_server`)."""
 

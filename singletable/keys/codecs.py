@@ -15,7 +15,6 @@ import types
 import typing
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -27,11 +26,12 @@ from singletable.keys.codec_base import KeyCodec
 from singletable.keys.numbers import DecimalCodec, FixedIntCodec, FloatCodec, IntCodec
 from singletable.keys.text import BoolCodec, StrCodec, UUIDCodec
 from singletable.keys.times import PRECISION_NAMES, DateCodec, DatetimeCodec, NaivePolicy, Precision
+from singletable.types import frozen_dataclass
 
 __all__ = ["KeyFormat", "codec_for", "codec_from_params"]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class KeyFormat:
     """Options for how a field is written into keys, used as ``Annotated`` metadata.
 

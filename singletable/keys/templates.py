@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -26,6 +25,7 @@ from singletable.errors import (
 )
 from singletable.keys.codec_base import KeyCodec
 from singletable.keys.escaping import LONE_SURROGATE, SegmentEscaper
+from singletable.types import frozen_dataclass
 
 FIELD_SEGMENT = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -34,7 +34,7 @@ MAX_PARTITION_KEY_BYTES = 2048
 MAX_SORT_KEY_BYTES = 1024
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class FieldSegment:
     """One ``{field}`` segment of a template, with the codec that encodes its values."""
 

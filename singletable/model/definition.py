@@ -7,7 +7,6 @@ that value, never the `Table`, so every target describes the same table.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from singletable.model.plan import native_key_types
@@ -21,6 +20,7 @@ from singletable.model.table import (
     Table,
     Throughput,
 )
+from singletable.types import frozen_dataclass
 
 
 def index_projection(table: Table, index: GSI | LSI | NativeGSI) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def index_projection(table: Table, index: GSI | LSI | NativeGSI) -> dict[str, An
     return projection
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class KeyAttribute:
     """One attribute of a key: its name, DynamoDB type and role (``HASH`` or ``RANGE``).
 
@@ -50,7 +50,7 @@ class KeyAttribute:
     role: Literal["HASH", "RANGE"]
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class IndexDefinition:
     """One index as every writer renders it (see `TableDefinition`).
 
@@ -72,7 +72,7 @@ class IndexDefinition:
         return tuple(p for p in self.key if p.role == role)
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class TableDefinition:
     """The physical table as a neutral value, rendered by every definition writer.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
@@ -26,13 +26,13 @@ from singletable.errors import (
 )
 from singletable.keys.templates import KeyTemplate
 from singletable.model.table import KeySchema, KeyType, NativeGSI, Table
-from singletable.types import AttributeValue, Item
+from singletable.types import AttributeValue, Item, frozen_dataclass
 
 if typing.TYPE_CHECKING:
     from singletable.model.unique import UniqueConstraint
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class IndexKeys:
     """The key templates an entity writes into one index (``pk`` is omitted for an LSI)."""
 
@@ -40,7 +40,7 @@ class IndexKeys:
     sk: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class FieldPlan:
     """How one model field is stored."""
 
@@ -56,7 +56,7 @@ class FieldPlan:
     stores_none: bool = False
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class KeyPlan:
     """The templates an entity writes into the table's key or one index's key."""
 
@@ -93,7 +93,7 @@ class KeyPlan:
         return {t.attribute: t.attribute_value(t.format(values)) for t in self.templates()}
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class NativePart:
     """One attribute of a native GSI key, as one entity stores it."""
 
@@ -105,7 +105,7 @@ class NativePart:
     ordered: bool
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class NativeKeyPlan:
     """How an entity feeds a native GSI: its fields stored under every part's attribute.
 
@@ -158,7 +158,7 @@ class NativeKeyPlan:
         }
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class EntityPlan:
     """The compiled form of an entity class: read by every other layer."""
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from singletable.errors import ModelDefinitionError
 from singletable.keys.escaping import SegmentEscaper
+from singletable.types import frozen_dataclass
 
 KeyType = Literal["S", "N", "B"]
 BillingMode = Literal["PAY_PER_REQUEST", "PROVISIONED"]
@@ -20,7 +21,7 @@ MAX_LSIS = 5
 MAX_KEY_PARTS = 4
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Projection:
     """What an index copies from the base item: ``ALL``, ``KEYS_ONLY`` or ``INCLUDE`` a list."""
 
@@ -58,7 +59,7 @@ class Projection:
         return result
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class Throughput:
     """Provisioned read/write capacity units (tables and GSIs in PROVISIONED mode)."""
 
@@ -72,7 +73,7 @@ class Throughput:
             )
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class GSI:
     """A global secondary index: its own partition key (and optional sort key) attribute."""
 
@@ -90,7 +91,7 @@ class GSI:
         return "GSI"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class LSI:
     """A local secondary index: the table's partition key with another sort key attribute.
 
@@ -108,7 +109,7 @@ class LSI:
         return "LSI"
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class KeyPart:
     """One attribute of a native GSI key, with its DynamoDB type if declared.
 
@@ -142,7 +143,7 @@ def _parts(index: str, role: str, parts: object) -> tuple[KeyPart, ...]:
     return result
 
 
-@dataclass(frozen=True, init=False)
+@frozen_dataclass
 class NativeGSI:
     """A GSI keyed on the entities' own attributes: DynamoDB's multi-attribute keys.
 
@@ -207,7 +208,7 @@ class NativeGSI:
 Index = GSI | LSI
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class KeySchema:
     """The key attribute names (and types) of the table or of one index."""
 

@@ -23,14 +23,13 @@ when they are equal as the fields' types compare them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from singletable.errors import KeyDecodeError
 from singletable.keys.codec_base import KeyCodec
 from singletable.keys.templates import FieldSegment, KeyTemplate
 from singletable.model.table import Table
-from singletable.types import AttributeValue, Item
+from singletable.types import AttributeValue, Item, frozen_dataclass
 
 #: The marker after the escape character that starts every guard key.
 GUARD_MARK = "UNIQUE"
@@ -65,7 +64,7 @@ def is_guard_item(table: Table, item: Mapping[str, AttributeValue]) -> bool:
     return pk is not None and pk.get("S", "").startswith(guard_prefix(table))
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class UniqueConstraint:
     """One uniqueness constraint of an entity: its fields and the guard keys they make.
 

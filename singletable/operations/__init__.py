@@ -7,8 +7,10 @@ Executors in `singletable.io` drive them; write your own executor against `Execu
 `StreamExecutor` (or `AsyncExecutor` / `AsyncStreamExecutor`) and the step types exported here.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
-from singletable.operations.collection import Collection, CollectionQuery, CollectionResult
 from singletable.operations.items import Delete, Get, ProjectedGet, Put
 from singletable.operations.native import NativeQuery
 from singletable.operations.protocol import (
@@ -24,7 +26,6 @@ from singletable.operations.query import EntityQuery
 from singletable.operations.reads import Page
 from singletable.operations.scan import Scan
 from singletable.operations.stream import AsyncStreamExecutor, Emit, Folded, Stream, StreamExecutor
-from singletable.operations.transactions import TransactGet, TransactWrite
 from singletable.operations.update import Update
 
 __all__ = [
@@ -58,3 +59,30 @@ __all__ = [
     "TransactWrite",
     "Update",
 ]
+
+# Collections and transactions are loaded on first use: a handler that never reads a
+# collection or runs a transaction does not pay for their modules at start-up (issue 24).
+_LAZY = {
+    "Collection": "singletable.operations.collection",
+    "CollectionQuery": "singletable.operations.collection",
+    "CollectionResult": "singletable.operations.collection",
+    "TransactGet": "singletable.operations.transactions",
+    "TransactWrite": "singletable.operations.transactions",
+}
+
+if TYPE_CHECKING:
+    from singletable.operations.collection import Collection, CollectionQuery, CollectionResult
+    from singletable.operations.transactions import TransactGet, TransactWrite
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'singletable.operations' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
@@ -27,7 +26,7 @@ from singletable.operations.common import (
 )
 from singletable.operations.limits import check_request_text
 from singletable.operations.protocol import Call, Operation, ReturnCapacity, Sleep, Step
-from singletable.types import Item
+from singletable.types import Item, mutable_dataclass
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan
@@ -74,7 +73,7 @@ def _refuse_unique(plan: EntityPlan, what: str) -> None:
         )
 
 
-@dataclass
+@mutable_dataclass
 class BatchWriteResult:
     """What a batch write did: items put and keys deleted, and the calls it took."""
 

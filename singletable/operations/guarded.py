@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal
 
 from singletable.attributes.size import item_size
@@ -45,7 +45,7 @@ from singletable.model.fields import FieldRefs
 from singletable.model.unique import GUARD_HOLDER_PK, GUARD_HOLDER_SK, UniqueConstraint
 from singletable.operations.common import ItemRequest, key_ref
 from singletable.operations.protocol import Call, ReturnCapacity, Sleep, Step
-from singletable.types import AttributeValue, Item
+from singletable.types import AttributeValue, Item, frozen_dataclass
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan
@@ -57,7 +57,7 @@ _CHECK_FAILED = "ConditionalCheckFailed"
 _BACKOFF_CAP = 0.5
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class GuardWrite:
     """One guard change: claim (put) or release (delete) the guard of ``values``."""
 
@@ -69,7 +69,7 @@ class GuardWrite:
     moved_from: Item | None = None
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class TransactEntry:
     """One element of a TransactWriteItems request, with what it is for."""
 
@@ -89,7 +89,7 @@ class TransactEntry:
     holder: Item | None = None
 
 
-@dataclass(frozen=True)
+@frozen_dataclass
 class GuardedWrite:
     """A write of an entity with unique fields, as the guard mechanism needs to know it.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
@@ -41,7 +41,7 @@ from singletable.operations.stream import (
     StreamExecutor,
     consume,
 )
-from singletable.types import Item
+from singletable.types import Item, mutable_dataclass
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-@dataclass
+@mutable_dataclass
 class Page(Generic[T]):
     """One page of results and the cursor that resumes after it (``None`` at the end)."""
 

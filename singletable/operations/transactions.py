@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel
@@ -29,7 +29,7 @@ from singletable.operations.guarded import (
 from singletable.operations.items import Delete, Get, Put
 from singletable.operations.protocol import Builder, Call, Operation, ReturnCapacity, Step, chain
 from singletable.operations.update import Update, touched_constraints, update_old_known
-from singletable.types import Item
+from singletable.types import Item, mutable_dataclass
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan
@@ -55,7 +55,7 @@ def _too_many(adding: str, held: list[str]) -> str:
     )
 
 
-@dataclass
+@mutable_dataclass
 class TransactWrite(Builder, Operation[None]):
     """Up to 100 puts, updates, deletes and condition checks that succeed or fail together.
 
@@ -216,7 +216,7 @@ class TransactWrite(Builder, Operation[None]):
         return None
 
 
-@dataclass
+@mutable_dataclass
 class TransactGet(Builder, Operation["list[BaseModel | None]"]):
     """Up to 100 consistent reads in one snapshot; ``None`` where an item is missing."""
 

@@ -40,6 +40,12 @@ NOT_REFUSALS = {
     "argparse.ArgumentTypeError",
 }
 
+_LEAN_HTTP = (
+    "the lean HTTP pool raises what urllib3 would raise at the same point, mapped to "
+    "botocore's exceptions as URLLib3Session maps them; the connection maps those to "
+    "EndpointError"
+)
+
 #: Sites that raise something else on purpose, not a refusal of user input:
 #: (module, what the raise names) -> reason.
 INVARIANTS = {
@@ -53,6 +59,13 @@ INVARIANTS = {
     "it; the connection maps it to ConfigurationError",
     ("singletable.io.lean", "TypeError"): "the json module's contract for default= hooks",
     ("singletable", "AttributeError"): "the module __getattr__ protocol (lazy names)",
+    ("singletable.model.wire", "TypeError"): "the json module's contract for default= hooks",
+    ("singletable.io.lean_http", "_botocore_error"): _LEAN_HTTP,
+    ("singletable.io.lean_http", "_read_timeout"): _LEAN_HTTP,
+    ("singletable.io.lean_http", "_aborted"): _LEAN_HTTP,
+    ("singletable.io.lean_http", "urllib3_errors.SSLError"): _LEAN_HTTP,
+    ("singletable.io.lean_http", "urllib3_errors.ProtocolError"): _LEAN_HTTP,
+    ("singletable.io.lean_http", "urllib3_errors.ReadTimeoutError"): _LEAN_HTTP,
     ("singletable.testing.plugin", "pytest.UsageError"): "pytest's error for a bad option or "
     "ini setting: it stops the run with a usage message",
     ("singletable.testing.recorder", "_fail"): "an assertion helper fails a test with "

@@ -101,6 +101,12 @@ def _compile(name: str, body: list[str], namespace: dict[str, Any], label: str) 
 # Encoder
 
 
+def segment_cache_key(segment: FieldSegment) -> tuple[str, str]:
+    """What identifies a segment's key text: the field, its codec and whether it is escaped."""
+    codec = segment.codec
+    return (segment.name, f"{type(codec).__name__}{codec.params()}{segment.escaped}")
+
+
 class _EncoderBuilder:
     def __init__(
         self,
@@ -130,11 +136,11 @@ class _EncoderBuilder:
 
     def segment_text(self, template: KeyTemplate, segment: FieldSegment) -> str:
         """Emit code computing one field's escaped key text; return its variable."""
-        codec = segment.codec
-        cache_key = (segment.name, f"{type(codec).__name__}{codec.params()}{segment.escaped}")
+        cache_key = segment_cache_key(segment)
         cached = self.cache.get(cache_key)
         if cached is not None:
             return cached
+        codec = segment.codec
         s = ns = self.w
         x, t = s.var("x"), s.var("t")
         s(f"{x} = v[{segment.name!r}]")

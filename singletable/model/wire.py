@@ -29,14 +29,24 @@ import base64
 import binascii
 import json
 from collections.abc import Callable
+from datetime import datetime
 from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel
 
-from singletable.attributes.fastpath import Expr
+from singletable.attributes.fastpath import Expr, FastPath
+from singletable.attributes.scalars import _TextFast
 from singletable.attributes.size import MAX_ITEM_SIZE
-from singletable.model.codegen import _MAX_NUMBER_SIZE, _compile, _EncoderBuilder, _utf8_len
+from singletable.keys.templates import FieldSegment
+from singletable.keys.times import DatetimeCodec
+from singletable.model.codegen import (
+    _MAX_NUMBER_SIZE,
+    _compile,
+    _EncoderBuilder,
+    _utf8_len,
+    segment_cache_key,
+)
 from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds
 from singletable.types import Item
 
@@ -190,6 +200,35 @@ class _WireBuilder(_EncoderBuilder):
             return text.lit('{"B":"').code(f"{w.ref(_base64, 'base64')}({expr.scalar})").lit('"}')
         return text.code(f"{w.ref(_dumps_text, 'dumps')}({expr.value})")
 
+    def key_iso_text(self, name: str, fast: FastPath) -> _Text | None:
+        """A UTC datetime attribute's JSON text from its key text, when a key holds it.
+
+        Under the attribute's guard (a `datetime` whose tzinfo is `timezone.utc`) the
+        key's text of the field at precision "us" is ``isoformat(timespec="microseconds")
+        [:26] + "Z"`` (the key codec's fast branch), so the attribute's text is that
+        prefix and "+00:00": one isoformat a datetime instead of two, and digits that
+        need no JSON quoting. It pays 1.1 µs an `AuditEvent` (timeit, 5.5 -> 4.4 µs a
+        wire encoding; benchmarks/README.md, "Lean batch writes").
+        """
+        if not (isinstance(fast, _TextFast) and fast.cls is datetime):
+            return None
+        for key_plan in (self.plan.primary, *self.plan.indexes.values()):
+            for template in key_plan.templates():
+                for segment in template.segments:
+                    if (
+                        isinstance(segment, FieldSegment)
+                        and segment.name == name
+                        and isinstance(segment.codec, DatetimeCodec)
+                        and segment.codec.precision == "us"
+                        and not segment.escaped
+                    ):
+                        # Only a text computed unconditionally is cached (sparse keys'
+                        # texts are dropped from the cache after their condition).
+                        text = self.cache.get(segment_cache_key(segment))
+                        if text is not None:
+                            return _Text().lit('{"S":"').code(f"{text}[:26]").lit('+00:00"}')
+        return None
+
     def sparse_keys(self, key_plan: KeyPlan) -> list[tuple[str, str, str, bool]]:
         """One key plan's keys, as to_item builds them field by field (see `key_plan`).
 
@@ -277,7 +316,9 @@ class _WireBuilder(_EncoderBuilder):
             w.bound(expr.static)
             for line in expr.setup:
                 w(line)
-            whole = _Text().lit(label).extend(self.json_value(expr))
+            derived = self.key_iso_text(name, fast)
+            value = self.json_value(expr) if derived is None else derived
+            whole = _Text().lit(label).extend(value)
             omit = [f"{x} is None"] if fast.nullable else []
             omit += [expr.omit] if expr.omit is not None else []
             if omit:

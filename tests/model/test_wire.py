@@ -21,7 +21,7 @@ from hypothesis import strategies as hs
 
 from singletable import Entity, NativeGSI, Table
 from singletable.attributes.size import MAX_ITEM_SIZE
-from singletable.examples import sample_items
+from singletable.examples import AuditEvent, sample_items
 from singletable.model.plan import EntityPlan
 from singletable.model.wire import (
     build_wire_encoder,
@@ -270,3 +270,34 @@ class Area(Entity, table=_NATIVE, pk="R#{rid}", sk="R"):
 def test_native_gsi_parts_are_refused_empty_like_to_item(values: dict[str, Any]) -> None:
     obj = Area.model_construct(rid="1", **{"region": None, "kind": _Blank.FULL, **values})
     same_wire(Area.plan(), obj)
+
+
+_ZONES = hs.sampled_from(
+    [None, dt.timezone.utc, dt.timezone(dt.timedelta(0)), dt.timezone(dt.timedelta(hours=-5))]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ts=hs.datetimes(timezones=_ZONES | hs.timezones()), seq=hs.integers(0, 999_999))
+def test_a_key_datetime_attribute_goes_to_the_wire_like_to_item(ts: dt.datetime, seq: int) -> None:
+    # The attribute's text is derived from the key's text of the same field (one
+    # isoformat): any year, fraction and zone gives to_item's item, or its error.
+    plan = AuditEvent.plan()
+    obj = AuditEvent(
+        actor_id="a",
+        ts=dt.datetime(2026, 6, 23, tzinfo=dt.timezone.utc),
+        seq=seq,
+        action="x",
+        target="y",
+    )
+    obj.__dict__["ts"] = ts  # any value, as an assignment without validation leaves it
+    same_wire(plan, obj)
+    if ts.tzinfo is dt.timezone.utc:
+        body = build_wire_encoder(plan)(obj)
+        assert body is not None
+        assert orjson.loads(body[1])["ts"] == {"S": ts.isoformat(timespec="microseconds")}
+
+
+def test_a_key_datetime_is_formatted_once_on_the_wire() -> None:
+    source: str = build_wire_encoder(AuditEvent.plan()).__singletable_source__  # type: ignore[attr-defined]
+    assert source.count(".isoformat(") == 1

@@ -36,7 +36,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from singletable.attributes.codecs import lax_field
-from singletable.attributes.fastpath import Writer
+from singletable.attributes.fastpath import FastPath, Writer
 from singletable.attributes.size import MAX_ITEM_SIZE, check_item_size
 from singletable.keys.escaping import LONE_SURROGATE
 from singletable.keys.templates import FieldSegment, KeyTemplate
@@ -243,6 +243,19 @@ class _EncoderBuilder:
 
     # -- attributes ----------------------------------------------------------------------
 
+    def loaded_field(self, name: str, attribute: str) -> tuple[FastPath, str]:
+        """The field's fast path and the variable holding its value (loaded once).
+
+        A field a key already read keeps that variable; the attribute name's bytes are
+        added to the size bound.
+        """
+        x = self.loaded.get(name)
+        if x is None:
+            x = self.w.var("x")
+            self.w(f"{x} = v[{name!r}]")
+        self.w.bound(_utf8_len(attribute))
+        return self.plan.fields[name].codec.fast, x
+
     def attribute(self, name: str, attribute: str) -> None:
         """Emit code writing one field's attribute and bounding its size.
 
@@ -284,12 +297,7 @@ class _EncoderBuilder:
         # (field, attribute, x or the left-out condition, filled in by statements)
         after: list[tuple[str, str, str, bool]] = []
         for name, attribute, _encode in plan._encoders:
-            fast = plan.fields[name].codec.fast
-            x = self.loaded.get(name)
-            if x is None:
-                x = w.var("x")
-                w(f"{x} = v[{name!r}]")
-            w.bound(_utf8_len(attribute))
+            fast, x = self.loaded_field(name, attribute)
             expr = fast.expression(w, x)
             if expr is None:
                 entries.append(f"{attribute!r}: None")

@@ -290,12 +290,7 @@ class _WireBuilder(_EncoderBuilder):
         # (attribute, x) of fields without a single expression, emitted after the guards.
         after: list[tuple[str, str, str]] = []
         for name, attribute, _encode in plan._encoders:
-            fast = plan.fields[name].codec.fast
-            x = self.loaded.get(name)
-            if x is None:
-                x = w.var("x")
-                w(f"{x} = v[{name!r}]")
-            w.bound(_utf8_len(attribute))
+            fast, x = self.loaded_field(name, attribute)
             label = "," + _quote(attribute) + ":"
             expr = fast.expression(w, x)
             if attribute in native:

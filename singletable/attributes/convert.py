@@ -242,6 +242,24 @@ def to_attribute_value_sized(value: Any, where: str = "value") -> tuple[Attribut
 # ~0.9x the instructions of the hand-written converter (benchmarks/README.md).
 
 
+def _number_text(value: Decimal, where: str) -> str:
+    """A Decimal's stored text inside ``dict[str, Any]`` / ``list[Any]`` values.
+
+    A finite, non-zero Decimal of at most 38 characters whose exponent is in range is a
+    Number as ``str`` writes it, so that text is taken without `decimal_text`'s digit walk;
+    anything else goes through `decimal_text`, which normalises or refuses it.
+    """
+    text = str(value)
+    if (
+        len(text) <= MAX_NUMBER_DIGITS
+        and value  # decimal_text writes every zero as "0"
+        and value.is_finite()
+        and -130 <= value.adjusted() <= 125
+    ):
+        return text
+    return decimal_text(value, where, value)
+
+
 def sized_map(value: dict[Any, Any], where: str) -> tuple[AttributeValue, int]:
     """`to_attribute_value_sized` of an exact ``dict`` (same result, same errors)."""
     entries: dict[str, AttributeValue] = {}
@@ -265,15 +283,7 @@ def sized_map(value: dict[Any, Any], where: str) -> tuple[AttributeValue, int]:
             size += 1
         elif kind is Decimal:
             # decimal_text refuses what no Number holds, so the largest Number's size bounds it.
-            text = str(element)
-            if not (
-                len(text) <= MAX_NUMBER_DIGITS
-                and element  # decimal_text writes every zero as "0"
-                and element.is_finite()
-                and -130 <= element.adjusted() <= 125
-            ):
-                text = decimal_text(element, where, element)
-            entries[key] = {"N": text}
+            entries[key] = {"N": _number_text(element, where)}
             size += _MAX_NUMBER_SIZE
         elif kind is dict:
             entries[key], element_size = sized_map(element, where)
@@ -306,15 +316,7 @@ def sized_list(value: list[Any] | tuple[Any, ...], where: str) -> tuple[Attribut
             elements.append({"NULL": True})
             size += 1
         elif kind is Decimal:
-            text = str(element)
-            if not (
-                len(text) <= MAX_NUMBER_DIGITS
-                and element  # decimal_text writes every zero as "0"
-                and element.is_finite()
-                and -130 <= element.adjusted() <= 125
-            ):
-                text = decimal_text(element, where, element)
-            elements.append({"N": text})
+            elements.append({"N": _number_text(element, where)})
             size += _MAX_NUMBER_SIZE
         elif kind is dict:
             av, element_size = sized_map(element, where)

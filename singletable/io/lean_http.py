@@ -18,7 +18,15 @@ this pool sends with what stays the same and does the rest itself:
   pool;
 * the request goes out under the connect timeout and the response is awaited under the
   read timeout, as urllib3 sets them; the body is read whole, a short body of a known
-  length kept as botocore keeps it (``enforce_content_length=False``);
+  length kept as botocore keeps it (``enforce_content_length=False``), Content-Length
+  values that disagree refused as urllib3 refuses them;
+* in the usual case the bytes are written and read without http.client: a head of plain
+  ASCII headers goes out as http.client writes it (`_request_head`: same bytes, same
+  order), and an answer in DynamoDB's shape (HTTP/1.1, a final status, plain header
+  lines, one Content-Length, no Transfer-Encoding) is parsed off the socket by
+  `_usual_head`, equal to what http.client and email's parser make of it. Anything
+  else is written by http.client, or read by http.client's response class from the
+  bytes already received onwards, so it parses and fails as it always did;
 * every failure becomes the exception urllib3 would raise there and then the botocore
   exception ``URLLib3Session.send`` maps it to (`_botocore_error`), so the retry
   handler decides on the same classes. tests/io/test_lean_http.py runs both sessions
@@ -45,14 +53,17 @@ answer, 0.66x against a moto server, which closes every connection.
 from __future__ import annotations
 
 import errno
+import io
 import logging
+import re
 import socket
 import ssl
 import threading
 import warnings
 import weakref
+from contextlib import closing
 from http.client import HTTPConnection, HTTPException, HTTPResponse, IncompleteRead
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlparse
 
 from botocore.awsrequest import (
@@ -334,8 +345,15 @@ class LeanHTTPSession:
                 self._connect(conn, request.url)
             if https and not conn.is_verified:
                 _warn_unverified(conn.host)
-            response = self._request(conn, request, target)
-            return response.status, HTTPHeaderDict(response.msg.items()), _read(response)
+            body: bytes = request.body  # type: ignore[assignment]  # send() checked
+            head = _request_head(conn, request.method, target, request.headers, len(body))
+            if head is None:
+                response = self._request(conn, request, target)
+                headers = HTTPHeaderDict(response.msg.items())
+                _check_lengths(headers, response.chunked)
+                return response.status, headers, _read(response)
+            self._send(conn, head + body)
+            return self._receive(conn, request)
         except Exception as exc:
             raise _botocore_error(exc, request) from exc
 
@@ -381,6 +399,215 @@ class LeanHTTPSession:
         except HTTPException as exc:
             raise _aborted(exc) from exc
 
+    # -- the usual exchange, without http.client ---------------------------------------
+
+    def _send(self, conn: Connection, data: bytes) -> None:
+        # What http.client's request does with a bytes body: head and body in one sendall
+        # (botocore's _send_output joins them), under the connect timeout.
+        sock = conn.sock
+        try:
+            if self._connect_timeout != self._read_timeout:
+                sock.settimeout(self._connect_timeout)
+            sock.sendall(data)
+        except BrokenPipeError:
+            pass  # urllib3 reads the response the server may have sent before closing
+        except OSError as exc:
+            if exc.errno not in _SEND_ERRNOS_IGNORED:
+                raise _aborted(exc) from exc
+
+    def _receive(
+        self, conn: Connection, request: AWSPreparedRequest
+    ) -> tuple[int, HTTPHeaderDict, bytes]:
+        """The response, parsed off the socket's buffer when its head is in the usual shape.
+
+        The usual shape is what DynamoDB answers: ``HTTP/1.1``, a final status other than
+        204 and 304, ``Name: value`` header lines of printable ASCII, one Content-Length
+        of digits and no Transfer-Encoding. The socket is read through the file
+        http.client's response reads (``makefile``: a buffered reader), and the head is
+        looked at in its buffer (``peek``) before anything is consumed: any other head,
+        or one not whole in the first read, goes to http.client's own response class
+        over that same file, which parses and fails exactly as it would have.
+        """
+        sock = conn.sock
+        if self._connect_timeout != self._read_timeout:
+            sock.settimeout(self._read_timeout)
+        with cast(io.BufferedReader, sock.makefile("rb", _RECEIVE_SIZE)) as file:
+            try:
+                seen = file.peek(_RECEIVE_SIZE)
+            except (ssl.SSLError, OSError) as exc:
+                if isinstance(exc, TimeoutError) or exc.errno in _BLOCKING_ERRNOS:
+                    raise _read_timeout(request.url, self._read_timeout) from exc
+                raise _aborted(exc) from exc
+            end = seen.find(b"\r\n\r\n")
+            usual = _usual_head(seen[:end]) if end >= 0 else None
+            if usual is None:
+                return self._receive_by_http_client(conn, request, file)
+            status, headers, length, will_close = usual
+            file.read(end + 4)  # the head, in the buffer already
+            try:
+                # One bytes object of the body's length, filled from the buffer and then
+                # straight from the socket (a copy more costs page faults on big pages).
+                body = file.read(length)
+            except OSError as exc:
+                raise _broken(exc) from exc
+        if will_close or len(body) < length:
+            conn.close()  # as http.client hands a closing connection to its response
+        return status, HTTPHeaderDict(headers), body
+
+    def _receive_by_http_client(
+        self, conn: Connection, request: AWSPreparedRequest, file: Any
+    ) -> tuple[int, HTTPHeaderDict, bytes]:
+        response = conn.response_class(_Opened(file), method=request.method)
+        # Closed whatever happens: its file holds the socket open (makefile's reference)
+        # until then, which a failed response would otherwise leave to the collector.
+        with closing(response):
+            try:
+                response.begin()
+            except (ssl.SSLError, OSError) as exc:
+                if isinstance(exc, TimeoutError) or exc.errno in _BLOCKING_ERRNOS:
+                    raise _read_timeout(request.url, self._read_timeout) from exc
+                raise _aborted(exc) from exc
+            except HTTPException as exc:
+                raise _aborted(exc) from exc
+            if response.will_close:
+                conn.close()  # as HTTPConnection.getresponse does
+            headers = HTTPHeaderDict(response.msg.items())
+            _check_lengths(headers, response.chunked)
+            return response.status, headers, _read(response)
+
+
+# The reading buffer's size: a DynamoDB answer's head and a GetItem's body in one read
+# (and http.client's line limit, so a head within it never has a line too long).
+_RECEIVE_SIZE = 65536
+# RFC 9110 token characters: a header name http.client and email parse the same way.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+").fullmatch
+# Printable ASCII and tabs: a value http.client sends, and email parses, as it is.
+_PLAIN_VALUE = re.compile(r"[\t\x20-\x7e]*").fullmatch
+# Printable ASCII, tabs and line ends: a head email's parser splits into lines only at
+# CR/LF, as the usual path does.
+_PLAIN_HEAD = re.compile(r"[\t\r\n\x20-\x7e]*").fullmatch
+# A request target http.client sends unchanged (no control characters, no spaces).
+_PLAIN_TARGET = re.compile(r"[\x21-\x7e]+").fullmatch
+
+
+def _request_head(
+    conn: Connection, method: str, target: str, headers: Any, body_length: int
+) -> bytes | None:
+    """The head http.client's ``request`` writes for a bytes body, or ``None`` if unusual.
+
+    Unusual (so http.client itself writes it, with its checks): a header or target that
+    is not plain printable ASCII, a Host or Accept-Encoding header of the caller's, a
+    non-ASCII host. The order is http.client's: request line, Host, Accept-Encoding,
+    Content-Length where the caller gave none, then the caller's headers.
+    """
+    host = conn.host
+    if method != "POST" or not _PLAIN_TARGET(target) or not host.isascii() or ":" in host:
+        return None
+    port = conn.port
+    lines = [
+        f"POST {target} HTTP/1.1",
+        f"Host: {host}" if port == conn.default_port else f"Host: {host}:{port}",
+        "Accept-Encoding: identity",
+    ]
+    length_given = False
+    for name, value in headers.items():
+        if type(name) is not str or type(value) is not str:
+            return None
+        if not _TOKEN(name) or not _PLAIN_VALUE(value):
+            return None
+        lowered = name.lower()
+        if lowered in ("host", "accept-encoding"):
+            return None
+        if lowered == "content-length":
+            length_given = True
+        lines.append(f"{name}: {value}")
+    if not length_given:
+        lines.insert(3, f"Content-Length: {body_length}")
+    lines.append("\r\n")
+    return "\r\n".join(lines).encode("ascii")
+
+
+def _usual_head(head: bytes) -> tuple[int, list[tuple[str, str]], int, bool] | None:
+    """(status, headers, Content-Length, will close) of a head in the usual shape, else None.
+
+    Equal to what http.client's ``begin`` and email's parser make of such a head (the
+    name as sent; the value without its leading blanks, as email's compat32 policy keeps
+    it); tests/io/test_lean_http.py compares the two on generated heads.
+    """
+    if not head.isascii():
+        return None
+    text = head.decode("ascii")
+    if not _PLAIN_HEAD(text):
+        return None
+    status_line, *lines = text.split("\r\n")
+    # "HTTP/1.1 200 OK": the version, three digits, then the end or a space and a reason.
+    if (
+        not status_line.startswith("HTTP/1.1 ")
+        or status_line[12:13] not in ("", " ")
+        or "\r" in status_line
+        or "\n" in status_line
+    ):
+        return None
+    code = status_line[9:12]
+    if not code.isdigit() or len(lines) > 100:
+        return None
+    status = int(code)
+    if status < 200 or status in (204, 304):
+        return None
+    headers = []
+    length: str | None = None
+    connection: str | None = None
+    for line in lines:
+        name, colon, value = line.partition(":")
+        if not colon or not _TOKEN(name) or "\r" in value or "\n" in value:
+            return None
+        value = value.lstrip(" \t")
+        lowered = name.lower()
+        if lowered == "content-length":
+            if length is not None:
+                return None  # several: urllib3's rule (`_check_lengths`) decides
+            length = value
+        elif lowered == "connection":
+            if connection is None:
+                connection = value
+        elif lowered == "transfer-encoding":
+            return None
+        headers.append((name, value))
+    if length is None or not length.isdigit():
+        return None
+    will_close = connection is not None and "close" in connection.lower()
+    return status, headers, int(length), will_close
+
+
+def _check_lengths(headers: HTTPHeaderDict, chunked: bool) -> None:
+    """Raise as urllib3's response does on Content-Length values that disagree.
+
+    urllib3 reads every value (``Content-Length: 42, 42`` and repeated headers, which
+    its header map joins with ", ") and refuses a body whose lengths differ
+    (``HTTPResponse._init_length``); http.client itself takes the first header as it is.
+    """
+    value = headers.get("content-length")
+    if value is None or chunked:
+        return
+    try:
+        lengths = {int(part) for part in value.split(",")}
+    except ValueError:
+        return
+    if len(lengths) > 1:
+        raise urllib3_errors.InvalidHeader(
+            f"Content-Length contained multiple unmatching values ({value})"
+        )
+
+
+class _Opened:
+    """A socket stand-in whose ``makefile`` is a file already open on the socket."""
+
+    def __init__(self, file: Any) -> None:
+        self._file = file
+
+    def makefile(self, mode: str) -> Any:
+        return self._file
+
 
 def _close_origins(origins: dict[tuple[str, str, int], _Origin]) -> None:
     for origin in origins.values():
@@ -412,12 +639,17 @@ def _read(response: HTTPResponse) -> bytes:
             # body; http.client's one read of the whole length raises with what came.
             return exc.partial
         raise urllib3_errors.ProtocolError(f"Connection broken: {exc!r}", exc) from exc
-    except TimeoutError as exc:
-        raise urllib3_errors.ReadTimeoutError(None, None, "Read timed out.") from exc  # type: ignore[arg-type]
-    except ssl.SSLError as exc:
-        raise urllib3_errors.SSLError(exc) from exc
     except (HTTPException, OSError) as exc:
-        raise urllib3_errors.ProtocolError(f"Connection broken: {exc!r}", exc) from exc
+        raise _broken(exc) from exc
+
+
+def _broken(exc: BaseException) -> Exception:
+    """urllib3's mapping of a failure while reading a body (its ``_error_catcher``)."""
+    if isinstance(exc, TimeoutError):
+        return urllib3_errors.ReadTimeoutError(None, None, "Read timed out.")  # type: ignore[arg-type]
+    if isinstance(exc, ssl.SSLError):
+        return urllib3_errors.SSLError(exc)
+    return urllib3_errors.ProtocolError(f"Connection broken: {exc!r}", exc)
 
 
 def _read_timeout(url: str, timeout: float) -> urllib3_errors.ReadTimeoutError:

@@ -11,6 +11,7 @@ botocore's session, which is checked too.
 from __future__ import annotations
 
 import datetime
+import io
 import ipaddress
 import socket
 import ssl
@@ -19,6 +20,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from functools import partial
+from http.client import HTTPResponse
 from pathlib import Path
 from typing import Any
 from unittest.mock import patch
@@ -36,8 +38,11 @@ from botocore.exceptions import (
     SSLError,
 )
 from botocore.httpsession import URLLib3Session
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from urllib3.exceptions import InsecureRequestWarning
 
+from singletable.io import lean_http
 from singletable.io.lean import LeanTransport
 from singletable.io.lean_http import LeanHTTPSession, http_session
 
@@ -612,3 +617,130 @@ def test_threads_share_the_pool_and_each_gets_its_own_answer() -> None:
     assert len(server.requests) == 160
     assert idle
     assert max(idle) <= 2
+
+
+# -- the usual exchange without http.client, against http.client on generated heads -------------
+
+# Header names and values, mostly usual, with what http.client and email parse their own
+# way: spaces before the colon, folded lines, control characters, non-ASCII bytes, no colon.
+_names = st.one_of(
+    st.sampled_from(
+        ["Content-Type", "x-amzn-RequestId", "x-amz-crc32", "Connection", "Content-Length", "Date"]
+    ),
+    st.text(alphabet="abcXYZ-_!#.~09", min_size=1, max_size=8),
+    st.text(alphabet="ab :\t\x0b\x7f\xe9", min_size=0, max_size=4),
+)
+_values = st.one_of(
+    st.text(alphabet="abc 01\t;,=close", max_size=12),
+    st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=255), max_size=6),
+    st.sampled_from(["close", "keep-alive", " 12", "12 ", "+3", "-1", "0", "3", "chunked"]),
+)
+_status_lines = st.one_of(
+    st.sampled_from(["HTTP/1.1 200 OK", "HTTP/1.1 400 Bad", "HTTP/1.1 500", "HTTP/1.1 200 "]),
+    st.sampled_from(["HTTP/1.0 200 OK", "HTTP/1.1 204 No", "HTTP/1.1 304 X", "HTTP/1.1 100 C"]),
+    st.sampled_from(["HTTP/1.1  200 OK", "HTTP/1.1 0200", "HTTP/2 200 OK", "HTTP/1.1 103 E"]),
+    st.builds(lambda code: f"HTTP/1.1 {code} R", st.integers(0, 1000)),
+)
+
+
+@st.composite
+def response_heads(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """A response head (with its blank line) and body bytes, usual or not."""
+    lines = [draw(_status_lines)]
+    for name, value in draw(st.lists(st.tuples(_names, _values), max_size=6)):
+        lines.append(f"{name}:{draw(st.sampled_from(['', ' ', '  ', chr(9)]))}{value}")
+        if draw(st.integers(0, 9)) == 0:
+            lines.append(draw(st.sampled_from([" folded", "\tfolded", "no colon"])))
+    body = draw(st.binary(max_size=40))
+    if draw(st.booleans()):
+        length = draw(st.sampled_from([len(body), len(body) + 5, max(len(body) - 3, 0)]))
+        lines.append(f"Content-Length: {length}")
+    head = "\r\n".join(lines) + "\r\n\r\n"
+    return head.encode("latin-1"), body
+
+
+class _Bytes:
+    """A socket whose stream is ``data`` (http.client's response reads ``makefile``)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def makefile(self, mode: str) -> Any:
+        return io.BytesIO(self.data)
+
+
+@settings(max_examples=500, deadline=None)
+@given(response_heads())
+def test_the_usual_head_is_read_as_http_client_reads_it(case: tuple[bytes, bytes]) -> None:
+    head, body = case
+    usual = lean_http._usual_head(head[:-4])
+    response = HTTPResponse(_Bytes(head + body), method="POST")  # type: ignore[arg-type]
+    try:
+        response.begin()
+    except Exception:
+        assert usual is None  # what http.client refuses is never on the usual path
+        return
+    if usual is None:
+        return
+    status, headers, length, will_close = usual
+    assert (status, headers) == (response.status, response.msg.items())
+    assert (length, will_close) == (response.length, response.will_close)
+    assert not response.chunked
+
+
+def _served(head: bytes, body: bytes) -> Handler:
+    def handler(conn: socket.socket, server: Server) -> None:
+        server.read_request(conn)
+        conn.sendall(head + body)
+
+    return handler
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(response_heads())
+def test_both_sessions_read_generated_answers_alike(case: tuple[bytes, bytes]) -> None:
+    # The server closes after its answer, so a body shorter than its length ends at once.
+    results = []
+    with sessions() as pair:
+        for session in pair:
+            with serving(_served(*case)) as server:
+                results.append(outcome(session, server.url()))
+                session.close()
+    assert results[0] == results[1]
+
+
+_header_values = st.one_of(
+    st.text(alphabet="abc ;=/-_.0", max_size=10),
+    st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=255), max_size=5),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.dictionaries(
+        st.one_of(
+            st.sampled_from(["X-Amz-Date", "Host", "Accept-Encoding", "Content-Type", "A"]),
+            st.text(alphabet="abXY-_!~ :", min_size=1, max_size=6),
+        ),
+        _header_values,
+        max_size=4,
+    )
+)
+def test_both_sessions_send_the_same_bytes_for_generated_headers(extra: dict[str, str]) -> None:
+    def send(session: Any, url: str) -> tuple[Any, ...]:
+        prepared = request(url)
+        for name, value in extra.items():
+            prepared.headers[name] = value
+        try:
+            return ("sent", session.send(prepared).status_code)
+        except Exception as exc:
+            return type(exc), str(exc).replace(url, "URL")
+
+    results = []
+    with sessions() as pair, serving(keep_alive) as server:
+        for session in pair:
+            results.append(send(session, server.url()))
+            session.close()
+    assert results[0] == results[1]
+    # What reached the server (nothing, where http.client refused a header) is the same.
+    assert len(set(server.requests)) <= 1

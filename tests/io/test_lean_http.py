@@ -744,3 +744,25 @@ def test_both_sessions_send_the_same_bytes_for_generated_headers(extra: dict[str
     assert results[0] == results[1]
     # What reached the server (nothing, where http.client refused a header) is the same.
     assert len(set(server.requests)) <= 1
+
+
+def test_usual_answers_are_read_without_http_client_and_others_with_it() -> None:
+    with (
+        sessions() as (_, lean),
+        patch.object(
+            LeanHTTPSession,
+            "_receive_by_http_client",
+            autospec=True,
+            side_effect=LeanHTTPSession._receive_by_http_client,
+        ) as by_http_client,
+    ):
+        with serving(keep_alive) as server:
+            for _ in range(3):
+                assert lean.send(request(server.url())).content == b'{"Item":{}}'
+            assert by_http_client.call_count == 0
+            assert server.connections == 1
+        chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        with serving(_served(chunked, b"")) as other, suppress(Exception):
+            lean.send(request(other.url()))
+        assert by_http_client.call_count == 1
+        lean.close()

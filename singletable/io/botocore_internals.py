@@ -28,7 +28,8 @@ What it touches, and why:
   through ``botocore.auth``'s module attribute, as ``SigV4Auth`` reads it, so that a
   clock patched there (``freezegun``, tests) is seen by both signers.
 * `botocore.awsrequest.HeadersDict`: the header map ``AWSRequest.prepare`` gives a
-  prepared request (botocore's stubs call it ``HTTPHeaders``).
+  prepared request (botocore's stubs call it ``HTTPHeaders``), and its private
+  ``_dict`` of ``_HeaderKey`` (whose ``_key`` is the name as given) to read it fast.
 * ``URLLib3Session._verify``, ``._timeout``, ``._max_pool_connections``,
   ``._socket_options``, ``._cert_file``, ``._key_file`` and ``._proxy_config`` (whose
   public ``proxy_url_for`` says whether a URL goes through a proxy): what the client's
@@ -66,6 +67,7 @@ __all__ = [
     "client_endpoint",
     "client_signer",
     "endpoint_resolver",
+    "header_items",
     "http_session_settings",
     "prepared_headers",
     "signer_credentials",
@@ -123,6 +125,18 @@ def sigv4_now() -> datetime:
     """The time ``SigV4Auth`` would stamp a request with now (seeing a patched clock)."""
     now: datetime = _auth_module.get_current_datetime()
     return now
+
+
+def header_items(headers: Mapping[str, Any] | HTTPHeaders) -> list[tuple[str, Any]]:
+    """``list(headers.items())``; for a `HeadersDict`, read off its own dict.
+
+    A `HeadersDict` looks every key up again through a new key object as it yields
+    it: reading a prepared request's seven headers and three names cost 18.4 µs that
+    way, 2.9 µs off its dict (timeit, this machine).
+    """
+    if type(headers) is HeadersDict:
+        return [(key._key, value) for key, value in headers._dict.items()]  # type: ignore[attr-defined]
+    return list(headers.items())
 
 
 def prepared_headers(headers: Mapping[str, str]) -> HTTPHeaders:

@@ -219,14 +219,15 @@ class LeanHTTPSession:
             route = self._routes[url]
         except KeyError:
             route = self._route(url)
-        headers = request.headers
+        headers = internals.header_items(request.headers)
+        names = {name.lower() for name, _ in headers}
         if (
             route is None
             or type(request.body) is not bytes
             or request.stream_output
-            or "Expect" in headers
-            or "Transfer-Encoding" in headers
-            or "User-Agent" not in headers
+            or "expect" in names
+            or "transfer-encoding" in names
+            or "user-agent" not in names
             or getattr(request, "context", {}).get("read_timeout") is not None
         ):
             fallback = self._fallback()
@@ -235,7 +236,9 @@ class LeanHTTPSession:
         origin, target = route
         conn = self._checkout(origin)
         try:
-            status, response_headers, body = self._exchange(conn, origin.https, request, target)
+            status, response_headers, body = self._exchange(
+                conn, origin.https, request, target, headers
+            )
         except BaseException:
             conn.close()  # a failed connection is dropped, as urllib3 drops it
             raise
@@ -338,7 +341,12 @@ class LeanHTTPSession:
     # -- one exchange ------------------------------------------------------------------
 
     def _exchange(
-        self, conn: Connection, https: bool, request: AWSPreparedRequest, target: str
+        self,
+        conn: Connection,
+        https: bool,
+        request: AWSPreparedRequest,
+        target: str,
+        headers: list[tuple[str, Any]],
     ) -> tuple[int, HTTPHeaderDict, bytes]:
         try:
             if conn.sock is None:
@@ -346,12 +354,12 @@ class LeanHTTPSession:
             if https and not conn.is_verified:
                 _warn_unverified(conn.host)
             body: bytes = request.body  # type: ignore[assignment]  # send() checked
-            head = _request_head(conn, request.method, target, request.headers, len(body))
+            head = _request_head(conn, request.method, target, headers, len(body))
             if head is None:
                 response = self._request(conn, request, target)
-                headers = HTTPHeaderDict(response.msg.items())
-                _check_lengths(headers, response.chunked)
-                return response.status, headers, _read(response)
+                received = HTTPHeaderDict(response.msg.items())
+                _check_lengths(received, response.chunked)
+                return response.status, received, _read(response)
             self._send(conn, head + body)
             return self._receive(conn, request)
         except Exception as exc:
@@ -491,7 +499,7 @@ _PLAIN_TARGET = re.compile(r"[\x21-\x7e]+").fullmatch
 
 
 def _request_head(
-    conn: Connection, method: str, target: str, headers: Any, body_length: int
+    conn: Connection, method: str, target: str, headers: list[tuple[str, Any]], body_length: int
 ) -> bytes | None:
     """The head http.client's ``request`` writes for a bytes body, or ``None`` if unusual.
 
@@ -510,7 +518,7 @@ def _request_head(
         "Accept-Encoding: identity",
     ]
     length_given = False
-    for name, value in headers.items():
+    for name, value in headers:
         if type(name) is not str or type(value) is not str:
             return None
         if not _TOKEN(name) or not _PLAIN_VALUE(value):

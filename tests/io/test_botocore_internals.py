@@ -29,6 +29,8 @@ from botocore.credentials import Credentials
 from botocore.endpoint import Endpoint
 from botocore.httpsession import URLLib3Session
 from botocore.signers import RequestSigner
+from hypothesis import given
+from hypothesis import strategies as st
 from urllib3 import Timeout
 
 import singletable
@@ -281,6 +283,17 @@ def test_sigv4_now_sees_a_patched_clock() -> None:
     then = datetime.datetime(2001, 2, 3)
     with patch("botocore.auth.get_current_datetime", return_value=then):
         assert internals.sigv4_now() == then
+
+
+@given(
+    st.dictionaries(
+        st.text(alphabet="abcABC-", min_size=1, max_size=6), st.text(max_size=4), max_size=6
+    )
+)
+def test_header_items_are_the_items_of_a_prepared_request(headers: dict[str, str]) -> None:
+    prepared = AWSRequest(method="POST", url="http://h/", headers=headers, data=b"x").prepare()
+    assert internals.header_items(prepared.headers) == list(prepared.headers.items())
+    assert internals.header_items(headers) == list(headers.items())
 
 
 def test_prepared_headers_are_what_prepare_makes() -> None:

@@ -161,11 +161,11 @@ def run_as_job(
 
 
 def counts_by_table(status: JobStatus) -> dict[str, dict[str, int]]:
-    """The units' counts summed per table they scan."""
+    """The units' counts summed per table they scan, refused pages included (`KeepRefused`)."""
     counts: dict[str, dict[str, int]] = {}
     for unit in status.units:
         table = counts.setdefault(str(unit.spec["table"]), {})
-        for name, n in unit.counts.items():
+        for name, n in unit.totals.items():
             table[name] = table.get(name, 0) + n
     return counts
 

@@ -45,6 +45,7 @@ from singletable.tooling.jobs.leases import (
     SaveUnit,
     SetJobState,
     UnitState,
+    add_counts,
 )
 from singletable.tooling.jobs.local import TokenBucket
 from singletable.tooling.jobs.units import (
@@ -286,18 +287,12 @@ class LeaseContext:
             except LeaseLost:
                 self._lost.set()
                 self.stopped = True
-                _add(self.refused, counts)
+                add_counts(self.refused, counts)
                 if self.refused:
                     KeepRefused(self._table, self._lease, self.refused).run(self._db)
-                _add(self.counts, counts)
+                add_counts(self.counts, counts)
                 raise
-        _add(self.counts, counts)
-
-
-def _add(total: dict[str, int], counts: Mapping[str, int]) -> None:
-    for name, n in counts.items():
-        if n:
-            total[name] = total.get(name, 0) + n
+        add_counts(self.counts, counts)
 
 
 @dataclass
@@ -515,8 +510,7 @@ class _Worker:
             return True
         finally:
             self.heartbeat.hold(None)
-            for name, n in context.counts.items():
-                self.report.counts[name] = self.report.counts.get(name, 0) + n
+            add_counts(self.report.counts, context.counts)
         return False
 
 

@@ -73,6 +73,7 @@ __all__ = [
     "SaveUnit",
     "SetJobState",
     "UnitState",
+    "add_counts",
 ]
 
 JobState = Literal["running", "cancelled", "done"]
@@ -263,11 +264,17 @@ def _counts(av: AttributeValue | None) -> dict[str, int]:
     return {name: int(_number(n)) for name, n in (av or {}).get("M", {}).items()}
 
 
+def add_counts(total: dict[str, int], counts: Mapping[str, int]) -> None:
+    """Add ``counts`` into ``total`` (a count of 0 is not kept, as none is stored)."""
+    for name, n in counts.items():
+        if n:
+            total[name] = total.get(name, 0) + n
+
+
 def _sum(*counts: Mapping[str, int]) -> dict[str, int]:
     total: dict[str, int] = {}
     for each in counts:
-        for name, n in each.items():
-            total[name] = total.get(name, 0) + n
+        add_counts(total, each)
     return total
 
 

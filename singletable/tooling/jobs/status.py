@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from singletable.model.table import Table
 from singletable.operations.protocol import Executor
 from singletable.tooling.jobs.engine import read_job
-from singletable.tooling.jobs.leases import JobState, UnitState
+from singletable.tooling.jobs.leases import JobState, UnitState, add_counts
 from singletable.tooling.jobs.progress import _duration
 
 __all__ = ["JobStatus", "RateWindow", "job_status"]
@@ -109,9 +109,8 @@ def job_status(
     counts: dict[str, int] = {}
     refused: dict[str, int] = {}
     for unit in items.units:
-        for total, each in ((counts, unit.totals), (refused, unit.refused)):
-            for name, n in each.items():
-                total[name] = total.get(name, 0) + n
+        add_counts(counts, unit.totals)
+        add_counts(refused, unit.refused)
     live = [unit for unit in items.units if unit.live(now)]
     return JobStatus(
         job_id=job_id,

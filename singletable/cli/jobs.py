@@ -228,6 +228,7 @@ def _as_json(status: JobStatus) -> str:
             "live": status.live,
             "workers": status.workers,
             "counts": dict(status.counts),
+            "refused": dict(status.refused),
             "pages": status.pages,
             "takeovers": status.takeovers,
             "errors": {str(k): v for k, v in status.errors.items()},

@@ -38,6 +38,7 @@ def test_start_work_and_status_run_a_job_to_its_end() -> None:
         code, out = run("jobs", "status", "j1", *common, "--json")
         status = json.loads(out)
         assert (status["state"], status["done"], status["counts"]["scanned"]) == ("done", 3, 20)
+        assert status["refused"] == {}  # no lease was lost: nothing redone
         assert sorted(t.hits for t in toy.scan().all(db)) == [1] * 20
         code, out = run("jobs", "cancel", "j1", *common)
         assert (code, out) == (0, "job j1 is done, not running: nothing to cancel\n")

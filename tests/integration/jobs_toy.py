@@ -6,6 +6,8 @@ being in the set yet. Work repeated after a takeover is then refused per item (c
 ``skipped``), and double work would show as ``hits`` above 1. Application writers bump
 ``app`` meanwhile; a lost update would show as a wrong sum of ``app``.
 
+`TakenOver` makes another worker take a unit over at a chosen save of its holder.
+
 Worker processes import this module (spawn), so everything here is module-level.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +23,7 @@ from pydantic import Field
 
 import singletable as st
 from singletable.errors import ConditionFailedError
+from singletable.tooling.jobs.engine import LeaseContext
 from singletable.tooling.jobs.units import JsonValue, UnitContext, UnitWork, WorkUnit
 
 
@@ -108,3 +111,64 @@ class TouchKind:
 
 TOUCH = TouchKind()
 KINDS = {TOUCH.name: TOUCH}
+
+
+def late_clock() -> float:
+    """A clock a minute behind: a lease written with it has expired already.
+
+    As if its holder had paused past the lease (missed its renewals), without a test
+    sleeping.
+    """
+    return time.time() - 60
+
+
+class TakenOver:
+    """A holder's context whose lease another worker takes over at its ``at``-th save.
+
+    Before that save (or finish) reaches the table, a live worker runs the whole job (it
+    takes the unit over: the holder's lease has expired by the holder's own clock); with
+    ``noticed`` the holder's heartbeat then finds the lease lost first. Only the saves
+    whose counts ``counted`` accepts are counted towards ``at``.
+    """
+
+    def __init__(
+        self,
+        context: LeaseContext,
+        at: int,
+        noticed: bool,
+        takeover: Callable[[], object],
+        counted: Callable[[Mapping[str, int]], bool] = lambda counts: True,
+    ) -> None:
+        self.context = context
+        self.at = at
+        self.noticed = noticed
+        self.takeover = takeover
+        self.counted = counted
+        self.seen = 0
+        #: Whether the takeover happened.
+        self.taken = False
+
+    @property
+    def checkpoint(self) -> Any:
+        return self.context.checkpoint
+
+    def spend(self, *, rcu: float = 0.0, wcu: float = 0.0) -> None:
+        self.context.spend(rcu=rcu, wcu=wcu)
+
+    def save(self, checkpoint: Any, counts: Mapping[str, int]) -> None:
+        self._maybe_taken(counts)
+        self.context.save(checkpoint, counts)
+
+    def finish(self, counts: Mapping[str, int]) -> None:
+        self._maybe_taken(counts)
+        self.context.finish(counts)
+
+    def _maybe_taken(self, counts: Mapping[str, int]) -> None:
+        if not self.counted(counts):
+            return
+        if self.seen == self.at:
+            self.takeover()
+            self.taken = True
+            if self.noticed:
+                assert not self.context.renew()
+        self.seen += 1

@@ -7,7 +7,7 @@ kind registry it is given, runs it with a lease-backed `UnitContext` (`LeaseCont
 while a heartbeat thread renews the lease, and goes on until no unit is left. A worker
 that dies leaves its lease to expire, and another takes the unit over from its last
 checkpoint; a worker that wakes up after losing its lease finds its writes refused
-(`LeaseLost`).
+(`LeaseLost`), and keeps the counts of the page it could not save apart (`KeepRefused`).
 
 The job's rate limit (``max_rcu``/``max_wcu`` in the record) is split evenly across the
 live workers (those holding an unexpired lease), re-read at every heartbeat; each worker
@@ -35,6 +35,7 @@ from singletable.tooling.jobs.leases import (
     ClaimUnit,
     JobItems,
     JobRecord,
+    KeepRefused,
     Lease,
     PutJob,
     PutUnit,
@@ -44,6 +45,7 @@ from singletable.tooling.jobs.leases import (
     SaveUnit,
     SetJobState,
     UnitState,
+    add_counts,
 )
 from singletable.tooling.jobs.local import TokenBucket
 from singletable.tooling.jobs.units import (
@@ -165,10 +167,15 @@ def cancel_job(db: Executor, table: Table, job_id: str) -> bool:
 class LeaseContext:
     """The `UnitContext` of a unit held under a lease.
 
-    Every `save` and `finish` is conditional on the lease (see `SaveUnit`); a refused one
-    raises `LeaseLost` and marks the context lost, after which `save`, `finish` and
-    `spend` raise `LeaseLost` at once. The heartbeat of `run_job` calls `renew` and
-    `cancel`.
+    Every `save` and `finish` is conditional on the lease (see `SaveUnit`). A refused one
+    (or one made once the heartbeat found the lease lost, which is not sent) keeps the
+    page's counts as refused (`KeepRefused`: the page's writes landed) and raises
+    `LeaseLost`; after that `spend` raises `LeaseLost` too. A lease the heartbeat found
+    lost does not stop the page in progress: it runs to its save, so that what it wrote is
+    counted (stopping it at its next `spend` dropped the counts of the items it had
+    written; its writes are conditional, so finishing the page changes nothing the new
+    holder does not, and costs at most one page of requests). The heartbeat of `run_job`
+    calls `renew` and `cancel`.
     """
 
     def __init__(
@@ -192,10 +199,14 @@ class LeaseContext:
         self._lock = threading.Lock()
         self._lost = threading.Event()
         self._cancelled = threading.Event()
-        #: The counts this holder saved (what it added to the unit).
+        #: What this holder did: the counts of its saved pages and of its refused ones.
         self.counts: dict[str, int] = {}
+        #: The counts of its pages refused after it lost the lease (in `counts` too).
+        self.refused: dict[str, int] = {}
         #: Whether this holder finished the unit.
         self.done = False
+        #: Whether a `save` or `finish` was refused (the work must stop).
+        self.stopped = False
 
     @property
     def lease(self) -> Lease:
@@ -224,8 +235,9 @@ class LeaseContext:
         self.done = True
 
     def spend(self, *, rcu: float = 0.0, wcu: float = 0.0) -> None:
-        """Wait for this worker's share of the job's capacity; `LeaseLost` once lost."""
-        self._check()
+        """Wait for this worker's share of the job's capacity; `LeaseLost` once refused."""
+        if self.stopped:
+            raise self._lost_error()
         if self._rcu is not None:
             self._rcu.take(rcu)
         if self._wcu is not None:
@@ -251,34 +263,36 @@ class LeaseContext:
         """Give the unit back at once (its work failed), noting ``error`` on it."""
         return ReleaseUnit(self._table, self._lease, error).run(self._db)
 
-    def _check(self) -> None:
-        if self.lost:
-            raise LeaseLost(
-                f"job {self._lease.job_id!r}: unit {self._lease.index} was taken over by "
-                "another worker"
-            )
+    def _lost_error(self) -> LeaseLost:
+        return LeaseLost(
+            f"job {self._lease.job_id!r}: unit {self._lease.index} was taken over by another worker"
+        )
 
     def _write(
         self, checkpoint: Mapping[str, JsonValue] | None, counts: Mapping[str, int], *, done: bool
     ) -> None:
-        self._check()
         with self._lock:
-            op = SaveUnit(
-                self._table,
-                self._lease,
-                checkpoint,
-                counts,
-                now=self._clock(),
-                lease_seconds=self._lease_seconds,
-                done=done,
-            )
             try:
-                self._lease = op.run(self._db)
+                if self.lost:
+                    raise self._lost_error()
+                self._lease = SaveUnit(
+                    self._table,
+                    self._lease,
+                    checkpoint,
+                    counts,
+                    now=self._clock(),
+                    lease_seconds=self._lease_seconds,
+                    done=done,
+                ).run(self._db)
             except LeaseLost:
                 self._lost.set()
+                self.stopped = True
+                add_counts(self.refused, counts)
+                if self.refused:
+                    KeepRefused(self._table, self._lease, self.refused).run(self._db)
+                add_counts(self.counts, counts)
                 raise
-        for name, n in counts.items():
-            self.counts[name] = self.counts.get(name, 0) + n
+        add_counts(self.counts, counts)
 
 
 @dataclass
@@ -289,7 +303,8 @@ class WorkerReport:
         worker_id: The worker.
         finished: The units it finished.
         lost: The units it lost to another worker (their leases expired under it).
-        counts: What it saved, summed.
+        counts: What it did, summed: its saved pages and those refused once it had lost
+            a lease (kept on the unit as refused, see `KeepRefused`).
         cancelled: Whether it stopped because the job was cancelled.
     """
 
@@ -495,8 +510,7 @@ class _Worker:
             return True
         finally:
             self.heartbeat.hold(None)
-            for name, n in context.counts.items():
-                self.report.counts[name] = self.report.counts.get(name, 0) + n
+            add_counts(self.report.counts, context.counts)
         return False
 
 

@@ -12,6 +12,11 @@ unit holds its owner, the lease expiry, a fencing counter, the checkpoint and th
   the old holder's next write fails (`LeaseLost`), so it cannot move the checkpoint back
   or add its page's counts a second time. The checkpoint and the counts of a page are
   written by the same UpdateItem, so they move together or not at all.
+* What a holder did in a page it could not save is not dropped (`KeepRefused`): its
+  writes landed, and the new holder's redo of the page finds them done (the kinds' data
+  writes are conditional), so the job would undercount them. They go to an attribute of
+  their own, ``refused#<counter>``, beside the unit's one-pass ``counts``; a job's totals
+  add both.
 * Every save also bumps a per-unit ``saves`` number and is conditional on it. A save whose
   first attempt landed but whose answer was lost (a retried request) then fails its
   condition; the item returned with the failure shows the write already in place, and the
@@ -58,6 +63,7 @@ __all__ = [
     "JobItems",
     "JobRecord",
     "JobState",
+    "KeepRefused",
     "Lease",
     "PutJob",
     "PutUnit",
@@ -67,6 +73,7 @@ __all__ = [
     "SaveUnit",
     "SetJobState",
     "UnitState",
+    "add_counts",
 ]
 
 JobState = Literal["running", "cancelled", "done"]
@@ -92,6 +99,8 @@ DONE = "done"
 SAVES = "saves"
 TAKEOVERS = "takeovers"
 ERROR = "error"
+#: The prefix of the attributes holding the counts of the pages a lost lease could not save.
+REFUSED = "refused#"
 
 _CONDITION_FAILED = "ConditionalCheckFailedException"
 
@@ -188,7 +197,10 @@ class UnitState:
         expires: When the lease ends (seconds since the epoch, the holder's clock).
         counter: The fencing counter: bumped by every claim.
         checkpoint: Where the work stands (None: at the start, or done).
-        counts: What the unit has done so far, summed over its saved pages.
+        counts: What the unit has done so far, summed over its saved pages: one pass over
+            the unit (each page once, whoever did it).
+        refused: What holders that lost their lease did in the pages they could not save,
+            summed (a later holder redid those pages; `KeepRefused`).
         done: Whether it is finished.
         saves: How many saves it has taken (each save is conditional on it).
         takeovers: How many claims found another worker's lease not done (it expired).
@@ -206,6 +218,17 @@ class UnitState:
     saves: int = 0
     takeovers: int = 0
     error: str | None = None
+    refused: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        """Everything the unit's holders did: its saved pages' counts plus the refused ones.
+
+        A write counts once wherever it landed (a redone page finds the writes of the lost
+        holder done, as the kinds' writes are conditional); an item read counts each time
+        it was read (a redone page was read twice).
+        """
+        return _sum(self.counts, self.refused)
 
     def claimable(self, now: float) -> bool:
         """Whether a worker may claim it at ``now`` (not done; free or expired)."""
@@ -218,8 +241,8 @@ class UnitState:
     @classmethod
     def from_item(cls, item: Mapping[str, AttributeValue]) -> UnitState:
         """Read a stored unit."""
-        counts = item.get(COUNTS, {}).get("M", {})
         checkpoint = _text(item.get(CHECKPOINT))
+        refused = [_counts(av) for name, av in item.items() if name.startswith(REFUSED)]
         return cls(
             index=int(_number(item.get(INDEX))),
             spec=json.loads(_text(item.get(SPEC)) or "{}"),
@@ -227,12 +250,32 @@ class UnitState:
             expires=_number(item.get(EXPIRES)),
             counter=int(_number(item.get(COUNTER))),
             checkpoint=None if checkpoint is None else json.loads(checkpoint),
-            counts={name: int(_number(av)) for name, av in counts.items()},
+            counts=_counts(item.get(COUNTS)),
             done=bool(item.get(DONE, {}).get("BOOL", False)),
             saves=int(_number(item.get(SAVES))),
             takeovers=int(_number(item.get(TAKEOVERS))),
             error=_text(item.get(ERROR)),
+            refused=_sum(*refused),
         )
+
+
+def _counts(av: AttributeValue | None) -> dict[str, int]:
+    """A stored map of counts."""
+    return {name: int(_number(n)) for name, n in (av or {}).get("M", {}).items()}
+
+
+def add_counts(total: dict[str, int], counts: Mapping[str, int]) -> None:
+    """Add ``counts`` into ``total`` (a count of 0 is not kept, as none is stored)."""
+    for name, n in counts.items():
+        if n:
+            total[name] = total.get(name, 0) + n
+
+
+def _sum(*counts: Mapping[str, int]) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for each in counts:
+        add_counts(total, each)
+    return total
 
 
 @dataclass(frozen=True)
@@ -628,6 +671,37 @@ class SaveUnit(Operation[Lease]):
             and stored.done == self.done
             and stored.checkpoint == self.checkpoint
         )
+
+
+class KeepRefused(Operation[bool]):
+    """Keep the counts of the pages a holder did but could not save (its lease was lost).
+
+    Their writes landed: without these counts a job reports fewer writes than it made
+    (the new holder's redo finds them done). They go to ``refused#<counter>``, one
+    attribute per lost lease, beside the one-pass ``counts``. The request SETs the lease's
+    whole refused sum, so a retried request (or the next refused page's) writes a value
+    that includes the earlier one: idempotent without a condition on the lease, which is
+    gone. Conditional on the unit existing only; False when it does not.
+    """
+
+    action = "update_item"
+
+    def __init__(self, table: Table, lease: Lease, counts: Mapping[str, int]) -> None:
+        check_job_table(table)
+        self.table = table
+        self.lease = lease
+        self.counts = {name: n for name, n in counts.items() if n}
+
+    def params(self) -> dict[str, Any]:
+        """The exact ``UpdateItem`` request."""
+        key = unit_key(self.table, self.lease.job_id, self.lease.index)
+        counts = {name: {"N": str(n)} for name, n in sorted(self.counts.items())}
+        action = _ref(f"{REFUSED}{self.lease.counter}").set({"M": counts})
+        return _update_request(self.table, key, [action], _ref(COUNTER).exists())
+
+    def steps(self) -> Step[bool]:
+        """Update; False when the unit is gone."""
+        return (yield from _applied(self.action, self.params()))
 
 
 class ReleaseUnit(Operation[bool]):

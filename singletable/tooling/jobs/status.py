@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from singletable.model.table import Table
 from singletable.operations.protocol import Executor
 from singletable.tooling.jobs.engine import read_job
-from singletable.tooling.jobs.leases import JobState, UnitState
+from singletable.tooling.jobs.leases import JobState, UnitState, add_counts
 from singletable.tooling.jobs.progress import _duration
 
 __all__ = ["JobStatus", "RateWindow", "job_status"]
@@ -36,7 +36,8 @@ class JobStatus:
         done: Units finished.
         live: Units held under an unexpired lease.
         workers: Distinct workers holding those leases.
-        counts: Every count the units saved, summed.
+        counts: Everything the units' holders did, summed: each unit's saved pages and the
+            pages refused after a lease was lost (`UnitState.totals`).
         pages: Saves taken over all units (pages recorded).
         takeovers: Claims that took a unit from a worker whose lease had expired.
         measure: The count progress is measured in.
@@ -45,6 +46,8 @@ class JobStatus:
         read_at: When this status was read (the reader's clock).
         errors: The last error noted on each unit that has one, by index.
         units: The units as read.
+        refused: The counts of the refused pages alone, summed (in ``counts`` too):
+            ``counts`` minus these is one pass over every unit.
     """
 
     job_id: str
@@ -63,6 +66,7 @@ class JobStatus:
     read_at: float
     errors: Mapping[int, str] = field(default_factory=dict)
     units: tuple[UnitState, ...] = ()
+    refused: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def measured(self) -> int:
@@ -103,9 +107,10 @@ def job_status(
     assert record is not None
     now = clock()
     counts: dict[str, int] = {}
+    refused: dict[str, int] = {}
     for unit in items.units:
-        for name, n in unit.counts.items():
-            counts[name] = counts.get(name, 0) + n
+        add_counts(counts, unit.totals)
+        add_counts(refused, unit.refused)
     live = [unit for unit in items.units if unit.live(now)]
     return JobStatus(
         job_id=job_id,
@@ -124,6 +129,7 @@ def job_status(
         read_at=now,
         errors={unit.index: unit.error for unit in items.units if unit.error},
         units=tuple(items.units),
+        refused=refused,
     )
 
 

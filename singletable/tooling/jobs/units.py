@@ -61,7 +61,8 @@ class UnitContext(Protocol):
 
         The counts are deltas, e.g. ``{"scanned": 100, "written": 37, "skipped": 63}``.
         Conditional on still holding the lease (fencing counter): raises `LeaseLost`
-        otherwise, and `JobCancelled` when the job was cancelled.
+        otherwise (the page's counts are then kept apart as refused: its writes landed),
+        and `JobCancelled` when the job was cancelled.
         """
         ...
 

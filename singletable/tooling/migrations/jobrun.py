@@ -25,6 +25,7 @@ from singletable.errors import MigrationError
 from singletable.model.table import Table
 from singletable.operations.protocol import Executor
 from singletable.tooling.jobs.engine import LEASE_SECONDS, run_job, start_job
+from singletable.tooling.jobs.leases import add_counts
 from singletable.tooling.jobs.progress import Counts, Progress
 from singletable.tooling.jobs.status import JobStatus, job_status
 from singletable.tooling.jobs.units import JsonValue, WorkUnit
@@ -161,12 +162,10 @@ def run_as_job(
 
 
 def counts_by_table(status: JobStatus) -> dict[str, dict[str, int]]:
-    """The units' counts summed per table they scan."""
+    """The units' counts summed per table they scan, refused pages included (`KeepRefused`)."""
     counts: dict[str, dict[str, int]] = {}
     for unit in status.units:
-        table = counts.setdefault(str(unit.spec["table"]), {})
-        for name, n in unit.counts.items():
-            table[name] = table.get(name, 0) + n
+        add_counts(counts.setdefault(str(unit.spec["table"]), {}), unit.totals)
     return counts
 
 

@@ -12,6 +12,7 @@ from singletable.operations.protocol import Call
 from singletable.tooling.jobs.leases import (
     ClaimUnit,
     JobRecord,
+    KeepRefused,
     Lease,
     PutJob,
     PutUnit,
@@ -186,6 +187,36 @@ def test_a_refused_save_is_lease_lost_unless_the_unit_shows_this_very_save() -> 
     )
     with pytest.raises(LeaseLost):
         drive(save, condition_failed(moved))
+
+
+def test_a_refused_page_is_kept_per_lost_lease_beside_the_one_pass_counts() -> None:
+    keep = KeepRefused(TABLE, LEASE, {"scanned": 10, "written": 4, "skipped": 0})
+    assert keep.params() == {
+        "TableName": "app",
+        "Key": KEY,
+        # The lease's whole refused sum: a retried request writes the same value.
+        "UpdateExpression": "SET #n0 = :v0",
+        "ConditionExpression": "attribute_exists (#n1)",
+        "ExpressionAttributeNames": {"#n0": "refused#3", "#n1": "counter"},
+        "ExpressionAttributeValues": {
+            ":v0": {"M": {"scanned": {"N": "10"}, "written": {"N": "4"}}}
+        },
+    }
+    assert drive(keep, {}) is True
+    assert drive(keep, condition_failed()) is False  # no such unit (any more)
+    # Two lost leases, each with its refused pages: summed apart from the one pass.
+    stored = UnitState.from_item(
+        unit_item(
+            counts={"M": {"scanned": {"N": "30"}, "written": {"N": "20"}}},
+            **{
+                "refused#3": {"M": {"scanned": {"N": "10"}, "written": {"N": "4"}}},
+                "refused#5": {"M": {"scanned": {"N": "2"}}},
+            },
+        )
+    )
+    assert stored.counts == {"scanned": 30, "written": 20}
+    assert stored.refused == {"scanned": 12, "written": 4}
+    assert stored.totals == {"scanned": 42, "written": 24}
 
 
 def test_other_errors_pass_through() -> None:

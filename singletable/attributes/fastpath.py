@@ -38,6 +38,15 @@ __all__ = ["DecodeExpr", "Expr", "FastPath", "Writer"]
 _NULL = {"NULL": True}
 
 
+def _times(nbytes: int, count: str) -> str:
+    """Source of ``nbytes * count``, or ``count`` alone for 1.
+
+    A ``dict[str, str]`` map's bound then costs one multiplication fewer (-80
+    instructions an item, callgrind).
+    """
+    return count if nbytes == 1 else f"{nbytes} * {count}"
+
+
 class Writer:
     """An indented source builder with named constants and the size-bound bookkeeping.
 
@@ -98,7 +107,7 @@ class Writer:
         finally:
             self._loop_static = outer
         if per_iteration:
-            self(f"exact += {per_iteration} * {count}")
+            self(f"exact += {_times(per_iteration, count)}")
 
     def ref(self, value: Any, hint: str) -> str:
         """The generated name under which the source refers to ``value``."""
@@ -383,7 +392,7 @@ class MapFast(FastPath):
                 with w.block(f"if {entries} is not None:"):
                     w(store.format(f"{{'M': {entries}}}"))
                     w.bound(3)
-                    w(f"exact += {1 + expr.static} * len({entries})")
+                    w(f"exact += {_times(1 + expr.static, f'len({entries})')}")
                 with w.block("else:"):
                     self.slow(w, x, store)
             else:
@@ -450,7 +459,7 @@ class SetFast(FastPath):
             setup.insert(0, f"{elements} = []")
             loop.append(f"    {elements}.append({expr.scalar})")
         chars: str | None = None
-        nbytes = [f"{expr.static} * len({x})"] if expr.static else []
+        nbytes = [_times(expr.static, f"len({x})")] if expr.static else []
         for total, expression in (("chars", expr.chars), ("nbytes", expr.nbytes)):
             if expression is not None:
                 counter = w.var(total)

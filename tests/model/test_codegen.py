@@ -26,7 +26,8 @@ from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
 from singletable.attributes.fastpath import Writer
 from singletable.attributes.size import MAX_ITEM_SIZE, attribute_value_size, item_size
 from singletable.examples import sample_items
-from singletable.model.plan import EntityPlan
+from singletable.model.codegen import build_item_encoder
+from singletable.model.plan import EntityPlan, epoch_seconds
 from singletable.testing.strategies import key_text
 from tests.strategies import (
     ATTRIBUTE_KINDS,
@@ -457,6 +458,29 @@ def test_generated_entity_classes_encode_and_decode_like_the_reference(
         for template in plan.primary.templates():
             parsed = template.parse(item[template.attribute][template.key_type])
             assert parsed == {name: getattr(obj, name) for name in template.fields}
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=hs.data(), spec=entity_specs())
+def test_the_size_bound_never_undercounts_an_item(data: hs.DataObject, spec: EntitySpec) -> None:
+    # The generated encoder measures an item exactly only when its bound (static bytes
+    # folded into the limit, plus the counters) exceeds the limit: under any limit below
+    # the item's exact size, the item must be measured.
+    model = build_entity(spec)
+    plan = model.plan()
+    obj = data.draw(entity_instances(spec, model))
+    status, item = same_encoding(plan, obj)
+    hs_assume(status == "ok")
+    limit = data.draw(hs.integers(-1, item_size(item) - 1))
+    measured: list[Any] = []
+    encoder = build_item_encoder(
+        plan,
+        epoch_seconds=epoch_seconds,
+        size_limit=limit,
+        check_size=lambda item, where: measured.append(item),
+    )
+    assert encoder(obj) == item
+    assert measured == [item]
 
 
 def test_an_optional_set_reads_back_none_for_absence_whatever_was_written() -> None:

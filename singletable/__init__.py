@@ -14,7 +14,6 @@ load).
 __version__ = "0.2.0"
 
 import dataclasses
-import importlib
 import typing
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +70,7 @@ from singletable.operations.query import EntityQuery
 from singletable.operations.reads import Page
 from singletable.operations.scan import Scan
 from singletable.operations.update import Update
+from singletable.types import lazy_names
 
 __all__ = [
     "AlreadyExistsError",
@@ -317,15 +317,4 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'singletable' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    _publish(value)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY, _publish)

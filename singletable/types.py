@@ -1,9 +1,11 @@
-"""Type aliases shared by every layer, and how their value classes are made (dataclasses)."""
+"""Type aliases shared by every layer, how their value classes are made, and lazy public names."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import reprlib
+import sys
 from collections.abc import Callable
 from typing import Any, TypeAlias, TypeVar, cast
 
@@ -13,6 +15,7 @@ __all__ = [
     "AttributeValue",
     "Item",
     "frozen_dataclass",
+    "lazy_names",
     "mutable_dataclass",
 ]
 
@@ -239,3 +242,31 @@ def _frozen_delattr(cls: type[Any], names: frozenset[str]) -> Callable[[Any, str
         super(cls, self).__delattr__(name)
 
     return __delattr__
+
+
+def lazy_names(
+    package: str, names: dict[str, str], loaded: Callable[[Any], object] | None = None
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """A package's module ``__getattr__`` and ``__dir__`` that import ``names`` on first use.
+
+    ``names`` maps each public name to the module defining it; a name is imported from
+    there when first read, handed to ``loaded`` (if given) and kept in the package, so
+    it is looked up only once. Start-up time is what it saves: a program that never
+    reads the name never imports its module.
+    """
+    namespace = sys.modules[package].__dict__
+
+    def load(name: str) -> Any:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        if loaded is not None:
+            loaded(value)
+        namespace[name] = value
+        return value
+
+    def listing() -> list[str]:
+        return sorted(set(namespace) | set(names))
+
+    return load, listing

@@ -58,7 +58,7 @@ INVARIANTS = {
     ("singletable.io.lean", "NoCredentialsError"): "botocore's own error, as botocore raises "
     "it; the connection maps it to ConfigurationError",
     ("singletable.io.lean", "TypeError"): "the json module's contract for default= hooks",
-    ("singletable", "AttributeError"): "the module __getattr__ protocol (lazy names)",
+    ("singletable.types", "AttributeError"): "the module __getattr__ protocol (lazy_names)",
     ("singletable.model.wire", "TypeError"): "the json module's contract for default= hooks",
     ("singletable.io.lean_http", "_botocore_error"): _LEAN_HTTP,
     ("singletable.io.lean_http", "_read_timeout"): _LEAN_HTTP,
@@ -74,8 +74,6 @@ INVARIANTS = {
     "without a bound (a mistake in the test, not input refused)",
     ("singletable.testing.strategies", "ImportError"): "the module cannot be imported "
     "without hypothesis: Python's error for a missing module, with what to install",
-    ("singletable.io", "AttributeError"): "the module __getattr__ protocol (lazy names)",
-    ("singletable.operations", "AttributeError"): "the module __getattr__ protocol (lazy names)",
     ("singletable.types", "TypeError"): "a dataclass decorator misapplied, or arguments an "
     "__init__ does not take: Python's errors, as the standard decorator and the __init__ it "
     "generates raise them",

@@ -13,13 +13,13 @@
   (the current trace, to store in an item).
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from singletable.io.common import CapacityMeter
 from singletable.io.connection import Connection
 from singletable.io.embedded import embedded
 from singletable.io.work_spans import stream_tracing, traceparent
+from singletable.types import lazy_names
 
 __all__ = [
     "AsyncConnection",
@@ -39,10 +39,4 @@ if TYPE_CHECKING:
     from singletable.io.async_connection import AsyncConnection
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'singletable.io' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

@@ -7,8 +7,7 @@ Executors in `singletable.io` drive them; write your own executor against `Execu
 `StreamExecutor` (or `AsyncExecutor` / `AsyncStreamExecutor`) and the step types exported here.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
 from singletable.operations.items import Delete, Get, ProjectedGet, Put
@@ -27,6 +26,7 @@ from singletable.operations.reads import Page
 from singletable.operations.scan import Scan
 from singletable.operations.stream import AsyncStreamExecutor, Emit, Folded, Stream, StreamExecutor
 from singletable.operations.update import Update
+from singletable.types import lazy_names
 
 __all__ = [
     "AsyncExecutor",
@@ -75,14 +75,4 @@ if TYPE_CHECKING:
     from singletable.operations.transactions import TransactGet, TransactWrite
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'singletable.operations' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

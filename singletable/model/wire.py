@@ -117,13 +117,20 @@ def item_from_wire(body: bytes) -> Item:
 
 
 def key_identity(table: str, key: Item) -> tuple[Any, ...]:
-    """What identifies an item key of ``table``, whatever the order of its attributes."""
-    # A key's attribute values hold hashable text or bytes: (name, type, value) per
-    # attribute identifies it (repr() of the sorted key did too, at twice the cost).
-    # Sorted: a key echoed back by DynamoDB may list its attributes in another order.
-    parts = [(a, *av.items()) for a, av in key.items()]
-    parts.sort()
-    return (table, *parts)
+    """What identifies an item key of ``table``, whatever the order of its attributes.
+
+    ``(table, name, type, value, ...)`` per attribute, by name: a key's attribute values
+    hold hashable text or bytes (repr() of the sorted key identified it too, at twice the
+    cost). Sorted: a key echoed back by DynamoDB may list its attributes in another order.
+    One flat tuple, not one per attribute: a batch write keeps, hashes and frees one per
+    item (nested, 5 tuples an item: 4.5k instructions an `AuditEvent` more; callgrind,
+    benchmarks/README.md, "Lean batch writes").
+    """
+    ident: list[Any] = [table]
+    for name in sorted(key):
+        ((kind, value),) = key[name].items()
+        ident += (name, kind, value)
+    return tuple(ident)
 
 
 def _dumps(value: Any) -> bytes:
@@ -361,7 +368,7 @@ class _WireBuilder(_EncoderBuilder):
                 w(f"return {fallback}(obj)")  # measured exactly (and refused) by to_item
             primary = sorted((t.attribute, t.key_type) for t in plan.primary.templates())
             texts = {attribute: text for attribute, _kind, text, _ in keys[: len(primary)]}
-            ident = ", ".join(f"({a!r}, ({k!r}, {texts[a]}))" for a, k in primary)
+            ident = ", ".join(f"{a!r}, {k!r}, {texts[a]}" for a, k in primary)
             with w.block("try:"):
                 w(f"body = ({out.expression()}).encode('utf-8')")
             assert orjson is not None  # wire_encoder checked

@@ -763,6 +763,9 @@ class _ZeroOffset(dt.tzinfo):
     def dst(self, value: dt.datetime | None) -> dt.timedelta:
         return dt.timedelta(0)
 
+    def tzname(self, value: dt.datetime | None) -> str:
+        return "zero"
+
 
 _ZONES = hs.sampled_from(
     [

@@ -780,10 +780,12 @@ _ZONES = hs.sampled_from(
 )
 
 
-def _fast_text_function(codec: DatetimeCodec) -> Callable[[Any], str | None]:
+def _fast_text_function(codec: KeyCodec[Any]) -> Callable[[Any], str | None]:
     """The codec's fast path as a function: its text, or None where its condition fails."""
     w = Writer(depth=1)
-    condition, text = codec.fast_text(w, "x")
+    fast = codec.fast_text(w, "x")
+    assert fast is not None
+    condition, text = fast
     lines = "".join(f"    {line}\n" for line in w.lines)
     scope = dict(w.values)
     exec(f"def function(x):\n{lines}    return ({text}) if {condition} else None", scope)
@@ -811,3 +813,17 @@ def test_the_datetime_fast_path_is_the_codecs_text_where_it_applies(
     offset = value.utcoffset()
     if offset is not None and not offset and not value.microsecond % codec._divisor:
         assert fast is not None  # every UTC value it can store takes the fast path
+
+
+@MANY
+@given(width=hs.integers(1, 25), data=hs.data())
+def test_the_fixed_int_fast_path_is_the_codecs_text_where_it_applies(
+    width: int, data: hs.DataObject
+) -> None:
+    codec = FixedIntCodec(width)
+    value = data.draw(hs.integers(-(10**width), 10 ** (width + 1)) | hs.booleans())
+    fast = _fast_text_function(codec)(value)
+    if value.__class__ is int and 0 <= value < 10**width:
+        assert fast == codec.encode(value)
+    else:
+        assert fast is None  # refused or converted by encode() itself

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Annotated, Any, Literal, NewType, Optional, Union
+from unittest.mock import patch
 
 import pytest
 from hypothesis import example, given, settings
@@ -19,6 +20,7 @@ from pydantic_core import TzInfo
 
 from singletable.attributes.fastpath import Writer
 from singletable.errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError
+from singletable.keys import times as times_module
 from singletable.keys.choices import EnumCodec, LiteralCodec
 from singletable.keys.codec_base import KeyCodec
 from singletable.keys.codecs import KeyFormat, codec_for
@@ -798,16 +800,20 @@ def _fast_text_function(codec: KeyCodec[Any]) -> Callable[[Any], str | None]:
     value=hs.datetimes(timezones=_ZONES | hs.timezones()),
     precision=hs.sampled_from(["s", "ms", "us"]),
     fraction=hs.sampled_from([None, 0, 1000, 999_000]),
+    with_orjson=hs.booleans(),
 )
 def test_the_datetime_fast_path_is_the_codecs_text_where_it_applies(
-    value: dt.datetime, precision: Any, fraction: int | None
+    value: dt.datetime, precision: Any, fraction: int | None, with_orjson: bool
 ) -> None:
-    # The generated code's text (through orjson when it is installed) is encode()'s for
-    # every value its condition takes: any year, fraction, precision and zero-offset zone.
+    # The generated code's text (through orjson, or isoformat without the lean extra) is
+    # encode()'s for every value its condition takes: any year, fraction, precision and
+    # zero-offset zone.
     if fraction is not None:
         value = value.replace(microsecond=fraction)
     codec = DatetimeCodec(precision)
-    fast = _fast_text_function(codec)(value)
+    dumps = times_module._orjson_dumps if with_orjson else None
+    with patch.object(times_module, "_orjson_dumps", dumps):
+        fast = _fast_text_function(codec)(value)
     if fast is not None:
         assert fast == codec.encode(value)
     offset = value.utcoffset()

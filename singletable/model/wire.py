@@ -117,22 +117,25 @@ def item_from_wire(body: bytes) -> Item:
 
 
 def key_identity(table: str, key: Item) -> tuple[Any, ...]:
-    """What identifies an item key of ``table``, whatever the order of its attributes."""
-    # A key's attribute values hold hashable text or bytes: (name, type, value) per
-    # attribute identifies it (repr() of the sorted key did too, at twice the cost).
-    # Sorted: a key echoed back by DynamoDB may list its attributes in another order.
-    parts = [(a, *av.items()) for a, av in key.items()]
-    parts.sort()
-    return (table, *parts)
+    """What identifies an item key of ``table``, whatever the order of its attributes.
+
+    ``(table, name, type, value, ...)`` per attribute, by name: a key's attribute values
+    hold hashable text or bytes (repr() of the sorted key identified it too, at twice the
+    cost). Sorted: a key echoed back by DynamoDB may list its attributes in another order.
+    One flat tuple, not one per attribute: a batch write keeps, hashes and frees one per
+    item (nested, 5 tuples an item: 4.5k instructions an `AuditEvent` more; callgrind,
+    benchmarks/README.md, "Lean batch writes").
+    """
+    ident: list[Any] = [table]
+    for name in sorted(key):
+        ((kind, value),) = key[name].items()
+        ident += (name, kind, value)
+    return tuple(ident)
 
 
 def _dumps(value: Any) -> bytes:
     assert orjson is not None
     return orjson.dumps(value, default=encode_other)  # type: ignore[no-any-return]
-
-
-def _dumps_text(value: Any) -> str:
-    return _dumps(value).decode("utf-8")
 
 
 def _base64(value: Any) -> str:
@@ -198,7 +201,19 @@ class _WireBuilder(_EncoderBuilder):
             return text.lit('{"BOOL":').code(f"('true' if {expr.scalar} else 'false')").lit("}")
         if expr.kind == "B":
             return text.lit('{"B":"').code(f"{w.ref(_base64, 'base64')}({expr.scalar})").lit('"}')
-        return text.code(f"{w.ref(_dumps_text, 'dumps')}({expr.value})")
+        return text.code(self.dumps_text(expr.value))
+
+    def dumps_text(self, value: str) -> str:
+        """An attribute value's JSON text by orjson, called inline.
+
+        Not through a helper function: two Python calls an attribute fewer (34.4k ->
+        33.5k instructions an `AuditEvent` encoding, whose one map goes this way;
+        callgrind, benchmarks/README.md, "Lean batch writes").
+        """
+        assert orjson is not None  # wire_encoder checked
+        w = self.w
+        dumps, default = w.ref(orjson.dumps, "dumps"), w.ref(encode_other, "encode_other")
+        return f"{dumps}({value}, default={default}).decode()"
 
     def key_iso_text(self, name: str, fast: FastPath) -> _Text | None:
         """A UTC datetime attribute's JSON text from its key text, when a key holds it.
@@ -302,7 +317,7 @@ class _WireBuilder(_EncoderBuilder):
             if expr is None:
                 av = w.var("av")
                 after.append((name, x, av))
-                dumped = _Text().lit(label).code(f"{w.ref(_dumps_text, 'dumps')}({av})")
+                dumped = _Text().lit(label).code(self.dumps_text(av))
                 out.code(f"('' if {av} is None else {dumped.expression()})")
                 continue
             key_bytes = self.primary_key_bytes.get(name)
@@ -361,7 +376,7 @@ class _WireBuilder(_EncoderBuilder):
                 w(f"return {fallback}(obj)")  # measured exactly (and refused) by to_item
             primary = sorted((t.attribute, t.key_type) for t in plan.primary.templates())
             texts = {attribute: text for attribute, _kind, text, _ in keys[: len(primary)]}
-            ident = ", ".join(f"({a!r}, ({k!r}, {texts[a]}))" for a, k in primary)
+            ident = ", ".join(f"{a!r}, {k!r}, {texts[a]}" for a, k in primary)
             with w.block("try:"):
                 w(f"body = ({out.expression()}).encode('utf-8')")
             assert orjson is not None  # wire_encoder checked

@@ -10,13 +10,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Annotated, Any, Literal, NewType, Optional, Union
+from unittest.mock import patch
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as hs
 from pydantic import BaseModel
+from pydantic_core import TzInfo
 
+from singletable.attributes.fastpath import Writer
 from singletable.errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError
+from singletable.keys import times as times_module
 from singletable.keys.choices import EnumCodec, LiteralCodec
 from singletable.keys.codec_base import KeyCodec
 from singletable.keys.codecs import KeyFormat, codec_for
@@ -750,3 +754,82 @@ def test_key_format_is_frozen_and_hashable() -> None:
     assert hash(fmt) == hash(KeyFormat(width=6))
     with pytest.raises(AttributeError):
         fmt.width = 3  # type: ignore[misc]
+
+
+class _ZeroOffset(dt.tzinfo):
+    """A tzinfo of offset zero that is none of the stdlib's or pydantic's."""
+
+    def utcoffset(self, value: dt.datetime | None) -> dt.timedelta:
+        return dt.timedelta(0)
+
+    def dst(self, value: dt.datetime | None) -> dt.timedelta:
+        return dt.timedelta(0)
+
+    def tzname(self, value: dt.datetime | None) -> str:
+        return "zero"
+
+
+_ZONES = hs.sampled_from(
+    [
+        None,
+        UTC,
+        dt.timezone(dt.timedelta(0), "Z0"),
+        dt.timezone(dt.timedelta(hours=3)),
+        dt.timezone(-dt.timedelta(hours=5, minutes=30)),
+        _ZeroOffset(),
+        TzInfo(0),  # what pydantic gives a "...Z" text
+    ]
+)
+
+
+def _fast_text_function(codec: KeyCodec[Any]) -> Callable[[Any], str | None]:
+    """The codec's fast path as a function: its text, or None where its condition fails."""
+    w = Writer(depth=1)
+    fast = codec.fast_text(w, "x")
+    assert fast is not None
+    condition, text = fast
+    lines = "".join(f"    {line}\n" for line in w.lines)
+    scope = dict(w.values)
+    exec(f"def function(x):\n{lines}    return ({text}) if {condition} else None", scope)
+    function: Callable[[Any], str | None] = scope["function"]
+    return function
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    value=hs.datetimes(timezones=_ZONES | hs.timezones()),
+    precision=hs.sampled_from(["s", "ms", "us"]),
+    fraction=hs.sampled_from([None, 0, 1000, 999_000]),
+    with_orjson=hs.booleans(),
+)
+def test_the_datetime_fast_path_is_the_codecs_text_where_it_applies(
+    value: dt.datetime, precision: Any, fraction: int | None, with_orjson: bool
+) -> None:
+    # The generated code's text (through orjson, or isoformat without the lean extra) is
+    # encode()'s for every value its condition takes: any year, fraction, precision and
+    # zero-offset zone.
+    if fraction is not None:
+        value = value.replace(microsecond=fraction)
+    codec = DatetimeCodec(precision)
+    dumps = times_module._orjson_dumps if with_orjson else None
+    with patch.object(times_module, "_orjson_dumps", dumps):
+        fast = _fast_text_function(codec)(value)
+    if fast is not None:
+        assert fast == codec.encode(value)
+    offset = value.utcoffset()
+    if offset is not None and not offset and not value.microsecond % codec._divisor:
+        assert fast is not None  # every UTC value it can store takes the fast path
+
+
+@MANY
+@given(width=hs.integers(1, 25), data=hs.data())
+def test_the_fixed_int_fast_path_is_the_codecs_text_where_it_applies(
+    width: int, data: hs.DataObject
+) -> None:
+    codec = FixedIntCodec(width)
+    value = data.draw(hs.integers(-(10**width), 10 ** (width + 1)) | hs.booleans())
+    fast = _fast_text_function(codec)(value)
+    if value.__class__ is int and 0 <= value < 10**width:
+        assert fast == codec.encode(value)
+    else:
+        assert fast is None  # refused or converted by encode() itself

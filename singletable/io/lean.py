@@ -355,7 +355,7 @@ class LeanTransport:
         # botocore's connections (lean_http: about half the client CPU a send).
         self._http = http_session(self._endpoint.http_session)
         # botocore's endpoint rules, remembered (lean_endpoint: about 20 µs less a call).
-        self._resolve_endpoint = EndpointMemo(client).resolve
+        self._resolve_endpoint: internals.EndpointResolver = EndpointMemo(client).resolve
         self._default_region = client.meta.region_name
         self._signing_name = self._service_model.signing_name
         self._sleep = sleep

@@ -62,9 +62,13 @@ Resolved = tuple[str, dict[str, str], dict[str, Any]]
 def context_path_search(path: str) -> Callable[[Any], Any]:
     """``jmespath.search(path, params)`` as a function of the parameters.
 
-    ``keys(Member)`` (``ResourceArnList`` of BatchGetItem and BatchWriteItem) is taken
-    from the dict without jmespath: 0.2 µs against 4.6 µs for the compiled expression
-    (timeit, this machine); jmespath's own answer for anything but a dict there.
+    jmespath's interpreter visits the parsed expression node by node on every call:
+    about 100 µs for the ``ResourceArnList`` of a 10-item TransactWriteItems
+    (``TransactItems[*].[ConditionCheck.TableName, Put.TableName, ...][]``), 4.6 µs for
+    ``keys(RequestItems)``. The expression's nodes are compiled once into closures
+    doing what jmespath's visitor does for each (`_compiled`); ``keys(Member)`` is
+    read from the dict (jmespath's own answer for anything but a dict there). An
+    expression holding another kind of node is left to jmespath.
     """
     expression = jmespath.compile(path)
     tree: Any = expression.parsed
@@ -84,8 +88,145 @@ def context_path_search(path: str) -> Callable[[Any], Any]:
             return expression.search(params)
 
         return keys
+    compiled = _compiled(tree)
+    if compiled is not None:
+        return compiled
     search: Callable[[Any], Any] = expression.search
     return search
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _field_chain(node: Any) -> tuple[str, ...] | None:
+    """The names of a field (``a``) or a subexpression of fields (``a.b``), else ``None``."""
+    if node["type"] == "field":
+        return (node["value"],)
+    if node["type"] == "subexpression":
+        names: list[str] = []
+        for child in node["children"]:
+            chain = _field_chain(child)
+            if chain is None:
+                return None
+            names += chain
+        return tuple(names)
+    return None
+
+
+def _follow(value: Any, names: tuple[str, ...]) -> Any:
+    """The value at fields ``names`` in turn, by jmespath's rule (``None`` off a non-map)."""
+    for name in names:
+        # What None.get's AttributeError gives, without raising it: a transaction item
+        # holds one of its four kinds, so most of the paths end on None.
+        if value is None:
+            return None
+        try:
+            value = value.get(name)
+        except AttributeError:
+            return None
+    return value
+
+
+def _compiled(node: Any) -> Callable[[Any], Any] | None:
+    """What jmespath's ``TreeInterpreter.visit_<type>`` does for ``node``, as a closure.
+
+    For identity, field, subexpression, projection, multi-select list and flatten
+    nodes (the transactions' paths); ``None`` for any other. Fields in a row are
+    followed in one loop, and a multi-select list of them in one closure: the
+    ``ResourceArnList`` of a 25-item TransactWriteItems takes 20 µs, against 66 µs
+    with a closure a node and 470 µs for jmespath (timeit, this machine).
+    """
+    kind = node["type"]
+    if kind == "identity":
+        return _identity
+    chain = _field_chain(node)
+    if chain is not None:
+        return lambda value: _follow(value, chain)
+    if kind == "multi_select_list":
+        chains = [_field_chain(child) for child in node["children"]]
+        if all(chain is not None for chain in chains):
+            return _multi_select_fields([chain for chain in chains if chain is not None])
+    parts = [_compiled(child) for child in node["children"]]
+    build = _BUILDERS.get(kind)
+    if build is None or not parts or any(part is None for part in parts):
+        return None
+    return build([part for part in parts if part is not None])
+
+
+def _multi_select_fields(chains: list[tuple[str, ...]]) -> Callable[[Any], Any]:
+    def multi_select_fields(value: Any) -> Any:
+        if value is None:
+            return None
+        return [_follow(value, chain) for chain in chains]
+
+    return multi_select_fields
+
+
+def _multi_select_list(steps: list[Callable[[Any], Any]]) -> Callable[[Any], Any] | None:
+    def multi_select_list(value: Any) -> Any:
+        if value is None:
+            return None
+        return [step(value) for step in steps]
+
+    return multi_select_list
+
+
+def _subexpression(steps: list[Callable[[Any], Any]]) -> Callable[[Any], Any] | None:
+    def subexpression(value: Any) -> Any:
+        for step in steps:
+            value = step(value)
+        return value
+
+    return subexpression
+
+
+def _projection(steps: list[Callable[[Any], Any]]) -> Callable[[Any], Any] | None:
+    if len(steps) != 2:
+        return None
+    base, each = steps
+
+    def projection(value: Any) -> Any:
+        items = base(value)
+        if not isinstance(items, list):
+            return None
+        collected = []
+        for item in items:
+            current = each(item)
+            if current is not None:
+                collected.append(current)
+        return collected
+
+    return projection
+
+
+def _flatten(steps: list[Callable[[Any], Any]]) -> Callable[[Any], Any] | None:
+    if len(steps) != 1:
+        return None
+    (inner,) = steps
+
+    def flatten(value: Any) -> Any:
+        items = inner(value)
+        if not isinstance(items, list):
+            return None
+        merged: list[Any] = []
+        for item in items:
+            if isinstance(item, list):
+                merged.extend(item)
+            else:
+                merged.append(item)
+        return merged
+
+    return flatten
+
+
+#: The node kinds over compiled children, each as jmespath's visitor evaluates it.
+_BUILDERS: dict[str, Callable[[list[Callable[[Any], Any]]], Callable[[Any], Any] | None]] = {
+    "subexpression": _subexpression,
+    "projection": _projection,
+    "multi_select_list": _multi_select_list,
+    "flatten": _flatten,
+}
 
 
 class EndpointMemo:

@@ -204,21 +204,52 @@ def context_paths() -> set[str]:
     }
 
 
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.sampled_from(TABLES),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(MEMBERS), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+# Expressions of the node kinds context_path_search compiles (fields, subexpressions,
+# projections, multi-select lists, flattens), over the same member names.
+expressions = st.recursive(
+    st.sampled_from(MEMBERS),
+    lambda inner: st.one_of(
+        st.tuples(inner, st.sampled_from(MEMBERS)).map(".".join),
+        st.tuples(inner, inner).map(lambda pair: f"{pair[0]}[*].{pair[1]}"),
+        inner.map(lambda e: f"{e}[*]"),
+        inner.map(lambda e: f"{e}[]"),
+        st.lists(inner, min_size=1, max_size=3).map(lambda es: f"[{', '.join(es)}]"),
+        st.tuples(inner, st.lists(inner, min_size=1, max_size=3)).map(
+            lambda pair: f"{pair[0]}.[{', '.join(pair[1])}]"
+        ),
+    ),
+    max_leaves=6,
+)
+
+
+def parses(expression: str) -> bool:
+    try:
+        jmespath.compile(expression)
+    except jmespath.exceptions.ParseError:
+        return False
+    return True
+
+
+@settings(max_examples=300, deadline=None)
+@given(expression=expressions.filter(parses), data=st.data())
+def test_compiled_expressions_are_jmespaths(expression: str, data: st.DataObject) -> None:
+    search = context_path_search(expression)
+    for params in data.draw(st.lists(json_values, min_size=1, max_size=3)):
+        expected = outcome(functools.partial(jmespath.search, expression, params))
+        assert outcome(functools.partial(search, params)) == expected
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     path=st.sampled_from(sorted(context_paths())),
-    params=st.recursive(
-        st.none() | st.booleans() | st.integers() | st.sampled_from(TABLES),
-        lambda inner: (
-            st.lists(inner, max_size=3)
-            | st.dictionaries(
-                st.sampled_from(MEMBERS),
-                inner,
-                max_size=4,
-            )
-        ),
-        max_leaves=12,
-    ).filter(lambda v: isinstance(v, dict)),
+    params=json_values.filter(lambda v: isinstance(v, dict)),
 )
 def test_context_path_search_is_jmespaths(path: str, params: dict[str, Any]) -> None:
     assert outcome(lambda: context_path_search(path)(params)) == outcome(

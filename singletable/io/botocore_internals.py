@@ -76,6 +76,7 @@ __all__ = [
     "EndpointRuleInputs",
     "HTTPSessionSettings",
     "client_endpoint",
+    "botocore_context_active",
     "client_signer",
     "endpoint_resolver",
     "endpoint_rule_inputs",
@@ -92,6 +93,13 @@ EndpointResolver = Callable[
     [OperationModel, Mapping[str, Any], dict[str, Any]],
     tuple[str, dict[str, str], dict[str, Any]],
 ]
+
+# botocore.context (user-agent feature ids recorded per call) is not in older releases.
+_get_context: Callable[[], object] | None
+try:
+    from botocore.context import get_context as _get_context
+except ImportError:  # pragma: no cover - older botocore
+    _get_context = None
 
 # botocore.auth's host helper and clock are not in its type stubs.
 _auth_module: Any = auth
@@ -149,6 +157,10 @@ def endpoint_rule_inputs(client: BaseClient) -> EndpointRuleInputs | None:
     if type(found) is not EndpointRulesetResolver:
         return None
     resolver: Any = found
+    if not hasattr(resolver, "_resolve_param_as_operation_context_param"):
+        # An older resolution than the one the memo mirrors (no operation context
+        # parameters, no botocore context): left to botocore.
+        return None
     known = set(EndpointResolverBuiltins.__members__.values())
     parameters = tuple(
         (name, definition.builtin) for name, definition in resolver._param_definitions.items()
@@ -163,6 +175,11 @@ def endpoint_rule_inputs(client: BaseClient) -> EndpointRuleInputs | None:
         dynamic_context=resolver._get_dynamic_context_params,
         client_context_names=resolver._get_client_context_params(),
     )
+
+
+def botocore_context_active() -> bool:
+    """Whether a botocore context (``botocore.context``) is in force in this thread."""
+    return _get_context is not None and _get_context() is not None
 
 
 def has_handlers(events: object, event_name: str) -> bool:

@@ -41,7 +41,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import jmespath  # botocore's own dependency, which evaluates these paths
-from botocore.context import get_context
 from botocore.model import OperationModel
 
 from singletable.io import botocore_internals as internals
@@ -254,7 +253,7 @@ class EndpointMemo:
         if (
             inputs is None
             or request_context
-            or get_context() is not None
+            or internals.botocore_context_active()
             or _REGIONS_LOG.isEnabledFor(logging.DEBUG)
             or internals.has_handlers(self._events, self._event)
         ):

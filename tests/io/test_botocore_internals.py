@@ -25,6 +25,7 @@ from botocore.awsrequest import AWSRequest, AWSResponse, HeadersDict
 from botocore.client import BaseClient
 from botocore.compat import HTTPHeaders
 from botocore.config import Config
+from botocore.context import start_as_current_context
 from botocore.credentials import Credentials
 from botocore.endpoint import Endpoint
 from botocore.hooks import EventAliaser, HierarchicalEmitter
@@ -134,6 +135,12 @@ def check_ruleset_resolver() -> None:
     for name in ("_get_static_context_params", "_get_dynamic_context_params"):
         check_method(EndpointRulesetResolver, name, ["self", "operation_model"])
     check_method(EndpointRulesetResolver, "_get_client_context_params", ["self"])
+    # Its presence tells the resolution the memo mirrors (operation context parameters).
+    check_method(
+        EndpointRulesetResolver,
+        "_resolve_param_as_operation_context_param",
+        ["self", "param_name", "operation_model", "call_args"],
+    )
 
 
 def check_event_lookup() -> None:
@@ -281,6 +288,12 @@ def test_endpoint_rule_inputs_are_the_resolvers() -> None:
     assert inputs.dynamic_context(model) == {"ResourceArn": "TableName"}
     assert inputs.static_context(model) == {}
     assert internals.endpoint_rule_inputs(object()) is None  # type: ignore[arg-type]
+
+
+def test_botocore_context_active() -> None:
+    assert not internals.botocore_context_active()
+    with start_as_current_context():
+        assert internals.botocore_context_active()
 
 
 def test_has_handlers_is_whether_emit_calls_one() -> None:

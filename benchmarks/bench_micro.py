@@ -10,6 +10,10 @@ of different shapes, not only the friendly case:
   other request shape), on whole ``LeanTransport.send`` calls answered by a
   ``before-send`` hook (no HTTP): GetItem, PutItem, a 25-item BatchWriteItem and a
   100-item Query page over the `bench_family` models, and GetItem with a session token;
+* ``endpoint``: the lean transport's endpoint memo (`singletable.io.lean_endpoint`)
+  against the client's ``_resolve_endpoint_ruleset`` on every call, on whole ``send``
+  calls answered by a ``before-send`` hook: PutItem, a 25-item BatchWriteItem and a
+  25-item TransactWriteItems over the `bench_family` models;
 * ``bind``: ``obj.to_item()`` with the generated encoder installed as the class's
   method (what ``singletable.entity._bind_item_encoder`` did until the figures here
   took it out) against `Entity.to_item` calling it, on every `bench_family` model;
@@ -79,6 +83,7 @@ import bench_transport
 import singletable as st
 from singletable import expressions
 from singletable.expressions import operands
+from singletable.io import botocore_internals
 from singletable.io.lean import LeanTransport
 from singletable.io.lean_http import http_session
 from singletable.operations import limits
@@ -248,6 +253,48 @@ def signer(number: int, rounds: int, random_models: int) -> list[Result]:
         for name, action, params, answer, token in cases:
             fast = _transport(answer, token, fast=True)
             slow = _transport(answer, token, fast=False)
+            assert fast.send(action, copy.deepcopy(params)) == slow.send(
+                action, copy.deepcopy(params)
+            )
+
+            def base(t: LeanTransport = slow, a: str = action, p: dict[str, Any] = params) -> Any:
+                return t.send(a, p)
+
+            def opt(t: LeanTransport = fast, a: str = action, p: dict[str, Any] = params) -> Any:
+                return t.send(a, p)
+
+            results.append(ab(f"{spec.name}: {name}", base, opt, number=number, rounds=rounds))
+    return results
+
+
+# -- endpoint -------------------------------------------------------------------------------
+
+
+def endpoint(number: int, rounds: int, random_models: int) -> list[Result]:
+    results = []
+    for spec, model in family(random_models):
+        items = [o.to_item() for o in bench_family.instances(spec, model, 25)]
+        table = model.plan().table.name
+        cases: list[tuple[str, str, dict[str, Any], bytes]] = [
+            ("put", "put_item", {"TableName": table, "Item": items[0]}, b"{}"),
+            (
+                "batch write 25",
+                "batch_write_item",
+                {"RequestItems": {table: [{"PutRequest": {"Item": i}} for i in items]}},
+                b'{"UnprocessedItems":{}}',
+            ),
+            (
+                "transact write 25",
+                "transact_write_items",
+                {"TransactItems": [{"Put": {"TableName": table, "Item": i}} for i in items]},
+                b"{}",
+            ),
+        ]
+        for name, action, params, answer in cases:
+            fast = _transport(answer, None, fast=True)
+            slow = _transport(answer, None, fast=True)
+            # The baseline: the client's own resolver on every call, as before the memo.
+            slow._resolve_endpoint = botocore_internals.endpoint_resolver(slow._client)
             assert fast.send(action, copy.deepcopy(params)) == slow.send(
                 action, copy.deepcopy(params)
             )
@@ -673,6 +720,7 @@ def partial_send(session: Any, request: AWSPreparedRequest) -> Callable[[], Any]
 
 SECTIONS: dict[str, Callable[[int, int, int], list[Result]]] = {
     "signer": signer,
+    "endpoint": endpoint,
     "http": http,
     "bind": bind,
     "surrogates": surrogates,
@@ -680,6 +728,7 @@ SECTIONS: dict[str, Callable[[int, int, int], list[Result]]] = {
 }
 UNITS = {
     "signer": "µs a request",
+    "endpoint": "µs a request",
     "http": "client CPU µs a request",
     "bind": "µs an item",
     "surrogates": "µs a 25-item request",
@@ -699,7 +748,14 @@ def main(argv: list[str] | None = None) -> dict[str, list[Result]]:
     for name in args.sections:
         if name not in SECTIONS:
             parser.error(f"no section {name!r}: choose from {', '.join(SECTIONS)}")
-    numbers = {"signer": 200, "http": 100, "bind": 400, "surrogates": 200, "nodes": 400}
+    numbers = {
+        "signer": 200,
+        "endpoint": 200,
+        "http": 100,
+        "bind": 400,
+        "surrogates": 200,
+        "nodes": 400,
+    }
     rounds = 2 if args.quick else args.rounds
     random_models = 1 if args.quick else args.random
     out = {}

@@ -20,6 +20,15 @@ What it touches, and why:
 * ``BaseClient._resolve_endpoint_ruleset(operation_model, params, request_context)``:
   the client's endpoint rules for one call, returning ``(url, headers, properties)`` and
   writing the signing region and name into ``request_context``.
+* ``BaseClient._ruleset_resolver`` (a `botocore.regions.EndpointRulesetResolver`): the
+  inputs ``_resolve_endpoint_ruleset`` computes the rule parameters from (the
+  ruleset's parameter definitions, the resolver's ``_builtins`` and ``_client_context``,
+  and its own cached ``_get_static_context_params``, ``_get_dynamic_context_params``
+  and ``_get_client_context_params``), so that `singletable.io.lean_endpoint` can key
+  a memo of its results on exactly what it reads.
+* ``EventAliaser._alias_event_name`` and ``HierarchicalEmitter._lookup_cache`` /
+  ``._handlers``: whether emitting an event would call any handler (the memo leaves
+  resolution to botocore whenever ``before-endpoint-resolution`` has one).
 * ``botocore.auth._host_from_url``, ``SigV4Auth._normalize_url_path`` and
   ``SigV4Auth._canonical_query_string_url``: the host, path and query text SigV4 signs,
   for the lean path's own signer (`singletable.io.lean._DynamoDBSigner`), so that it
@@ -57,16 +66,22 @@ from botocore.client import BaseClient
 from botocore.compat import HTTPHeaders
 from botocore.credentials import Credentials, ReadOnlyCredentials
 from botocore.endpoint import Endpoint
+from botocore.hooks import EventAliaser, HierarchicalEmitter
 from botocore.httpsession import URLLib3Session
 from botocore.model import OperationModel
+from botocore.regions import EndpointResolverBuiltins, EndpointRulesetResolver
 from botocore.signers import RequestSigner
 
 __all__ = [
     "EndpointResolver",
+    "EndpointRuleInputs",
     "HTTPSessionSettings",
     "client_endpoint",
+    "botocore_context_active",
     "client_signer",
     "endpoint_resolver",
+    "endpoint_rule_inputs",
+    "has_handlers",
     "header_items",
     "http_session_settings",
     "prepared_headers",
@@ -80,6 +95,13 @@ EndpointResolver = Callable[
     [OperationModel, Mapping[str, Any], dict[str, Any]],
     tuple[str, dict[str, str], dict[str, Any]],
 ]
+
+# botocore.context (user-agent feature ids recorded per call) is not in older releases.
+_get_context: Callable[[], object] | None
+try:
+    from botocore.context import get_context as _get_context
+except ImportError:  # pragma: no cover - older botocore
+    _get_context = None
 
 # botocore.auth's host helper and clock are not in its type stubs.
 _auth_module: Any = auth
@@ -106,6 +128,79 @@ def client_endpoint(client: BaseClient) -> Endpoint:
 def endpoint_resolver(client: BaseClient) -> EndpointResolver:
     """The client's endpoint-rules resolver (``client._resolve_endpoint_ruleset``)."""
     return cast(EndpointResolver, client._resolve_endpoint_ruleset)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class EndpointRuleInputs:
+    """What a client's `EndpointRulesetResolver` computes an operation's rule parameters from.
+
+    ``parameters`` are the ruleset's, in its order: (name, the builtin it falls back on).
+    ``builtins`` and ``client_context`` are the resolver's own mappings (read per call,
+    as it reads them); the three functions are its own (cached) readings of the
+    operation's static and dynamic context parameters and the client context
+    parameters' config names.
+    """
+
+    parameters: tuple[tuple[str, str | None], ...]
+    builtins: Mapping[str, Any]
+    client_context: Mapping[str, Any]
+    static_context: Callable[[OperationModel], Mapping[str, Any]]
+    dynamic_context: Callable[[OperationModel], Mapping[str, str]]
+    client_context_names: Mapping[str, str]
+
+
+def endpoint_rule_inputs(client: BaseClient) -> EndpointRuleInputs | None:
+    """The inputs of ``client``'s endpoint rule parameters, when botocore's resolver has them.
+
+    ``None`` when the client has no ruleset resolver, one of another class, or a
+    parameter falling back on a builtin botocore does not know (it raises for those).
+    """
+    found = getattr(client, "_ruleset_resolver", None)
+    if type(found) is not EndpointRulesetResolver:
+        return None
+    resolver: Any = found
+    if not hasattr(resolver, "_resolve_param_as_operation_context_param"):
+        # An older resolution than the one the memo mirrors (no operation context
+        # parameters, no botocore context): left to botocore.
+        return None
+    known = set(EndpointResolverBuiltins.__members__.values())
+    parameters = tuple(
+        (name, definition.builtin) for name, definition in resolver._param_definitions.items()
+    )
+    if any(builtin is not None and builtin not in known for _, builtin in parameters):
+        return None
+    return EndpointRuleInputs(
+        parameters=parameters,
+        builtins=resolver._builtins,
+        client_context=resolver._client_context,
+        static_context=resolver._get_static_context_params,
+        dynamic_context=resolver._get_dynamic_context_params,
+        client_context_names=resolver._get_client_context_params(),
+    )
+
+
+def botocore_context_active() -> bool:
+    """Whether a botocore context (``botocore.context``) is in force in this thread."""
+    return _get_context is not None and _get_context() is not None
+
+
+def has_handlers(events: object, event_name: str) -> bool:
+    """Whether emitting ``event_name`` on ``events`` would call a handler.
+
+    True for an emitter of any other class than botocore's own (it cannot be told).
+    """
+    if type(events) is EventAliaser:
+        own: Any = events
+        event_name = own._alias_event_name(event_name)
+        events = own._emitter
+    if type(events) is not HierarchicalEmitter:
+        return True
+    emitter: Any = events
+    # The handler list botocore's emit would look up (and cache) for this name.
+    handlers = emitter._lookup_cache.get(event_name)
+    if handlers is None:
+        handlers = emitter._handlers.prefix_search(event_name)
+    return bool(handlers)
 
 
 def sigv4_url_parts(url: str) -> tuple[str, str, str]:

@@ -25,9 +25,12 @@ from botocore.awsrequest import AWSRequest, AWSResponse, HeadersDict
 from botocore.client import BaseClient
 from botocore.compat import HTTPHeaders
 from botocore.config import Config
+from botocore.context import start_as_current_context
 from botocore.credentials import Credentials
 from botocore.endpoint import Endpoint
+from botocore.hooks import EventAliaser, HierarchicalEmitter
 from botocore.httpsession import URLLib3Session
+from botocore.regions import EndpointRulesetResolver
 from botocore.signers import RequestSigner
 from hypothesis import given
 from hypothesis import strategies as st
@@ -122,6 +125,40 @@ def check_resolve_endpoint_ruleset() -> None:
     )
 
 
+def check_ruleset_resolver() -> None:
+    client = make_client()
+    check_instance_attribute(client, "_ruleset_resolver", EndpointRulesetResolver)
+    resolver = client._ruleset_resolver  # type: ignore[attr-defined]
+    for name in ("_param_definitions", "_builtins", "_client_context"):
+        check_instance_attribute(resolver, name, dict)
+    where = "botocore.regions.EndpointRulesetResolver._param_definitions"
+    for definition in resolver._param_definitions.values():
+        assert hasattr(definition, "builtin"), moved(where, "definitions with .builtin", definition)
+    for name in ("_get_static_context_params", "_get_dynamic_context_params"):
+        check_method(EndpointRulesetResolver, name, ["self", "operation_model"])
+    check_method(EndpointRulesetResolver, "_get_client_context_params", ["self"])
+    # Its presence tells the resolution the memo mirrors (operation context parameters).
+    check_method(
+        EndpointRulesetResolver,
+        "_resolve_param_as_operation_context_param",
+        ["self", "param_name", "operation_model", "call_args"],
+    )
+
+
+def check_event_lookup() -> None:
+    events: Any = make_client().meta.events
+    check_method(EventAliaser, "_alias_event_name", ["self", "event_name"])
+    check_instance_attribute(events, "_emitter", HierarchicalEmitter)
+    emitter = events._emitter
+    check_instance_attribute(emitter, "_lookup_cache", dict)
+    check_method(type(emitter._handlers), "prefix_search", ["self", "key"])
+    # The cache emit reads is the one (re)built after a handler is registered.
+    emitter.emit("x-event.dynamodb")
+    events.register("x-event", lambda **_: None)
+    found = emitter._lookup_cache.get("x-event.dynamodb")
+    assert found is None, moved("HierarchicalEmitter._lookup_cache", "reset on register", found)
+
+
 def check_host_from_url() -> None:
     found = getattr(auth, "_host_from_url", None)
     assert inspect.isfunction(found), moved("botocore.auth._host_from_url", "a function", found)
@@ -205,6 +242,8 @@ INTERNALS: dict[str, Callable[[], None]] = {
     "BaseClient._endpoint": check_endpoint,
     "Endpoint.http_session.send": check_http_session,
     "BaseClient._resolve_endpoint_ruleset": check_resolve_endpoint_ruleset,
+    "BaseClient._ruleset_resolver inputs": check_ruleset_resolver,
+    "EventAliaser / HierarchicalEmitter handler lookup": check_event_lookup,
     "auth._host_from_url": check_host_from_url,
     "SigV4Auth._normalize_url_path": check_normalize_url_path,
     "SigV4Auth._canonical_query_string_url": check_canonical_query_string_url,
@@ -237,6 +276,41 @@ def test_the_functions_return_the_clients_own_objects() -> None:
     url, headers, _ = internals.endpoint_resolver(client)(model, {"TableName": "t"}, context)
     assert (url, headers) == (ENDPOINT, {})
     assert internals.client_signer(object()) is None  # type: ignore[arg-type]
+
+
+def test_endpoint_rule_inputs_are_the_resolvers() -> None:
+    client = make_client()
+    inputs = internals.endpoint_rule_inputs(client)
+    assert inputs is not None
+    resolver = client._ruleset_resolver  # type: ignore[attr-defined]
+    assert inputs.builtins is resolver._builtins
+    assert dict(inputs.parameters)["Region"] == "AWS::Region"
+    assert dict(inputs.parameters)["ResourceArn"] is None
+    model = client.meta.service_model.operation_model("GetItem")
+    assert inputs.dynamic_context(model) == {"ResourceArn": "TableName"}
+    assert inputs.static_context(model) == {}
+    assert internals.endpoint_rule_inputs(object()) is None  # type: ignore[arg-type]
+
+
+def test_botocore_context_active() -> None:
+    assert not internals.botocore_context_active()
+    with start_as_current_context():
+        assert internals.botocore_context_active()
+
+
+def test_has_handlers_is_whether_emit_calls_one() -> None:
+    events = make_client().meta.events
+    event = "before-endpoint-resolution.dynamodb"
+    assert not internals.has_handlers(events, event)
+
+    def handler(**_: Any) -> None:
+        pass
+
+    events.register("before-endpoint-resolution", handler)
+    assert internals.has_handlers(events, event)
+    events.unregister("before-endpoint-resolution", handler)
+    assert not internals.has_handlers(events, event)
+    assert internals.has_handlers(object(), event)  # an emitter it cannot read
 
 
 @pytest.mark.parametrize(

@@ -67,6 +67,7 @@ INVARIANTS = {
     ("singletable.io.lean_http", "urllib3_errors.ProtocolError"): _LEAN_HTTP,
     ("singletable.io.lean_http", "urllib3_errors.ReadTimeoutError"): _LEAN_HTTP,
     ("singletable.io.lean_http", "_broken"): _LEAN_HTTP,
+    ("singletable.io.lean_http", "_awaiting_error"): _LEAN_HTTP,
     ("singletable.io.lean_http", "urllib3_errors.InvalidHeader"): _LEAN_HTTP,
     ("singletable.testing.plugin", "pytest.UsageError"): "pytest's error for a bad option or "
     "ini setting: it stops the run with a usage message",

@@ -404,9 +404,7 @@ class LeanHTTPSession:
                 conn.sock.settimeout(self._read_timeout)
             return HTTPConnection.getresponse(conn)
         except (ssl.SSLError, OSError) as exc:
-            if isinstance(exc, TimeoutError) or exc.errno in _BLOCKING_ERRNOS:
-                raise _read_timeout(request.url, self._read_timeout) from exc
-            raise _aborted(exc) from exc
+            raise _awaiting_error(exc, request.url, self._read_timeout) from exc
         except HTTPException as exc:
             raise _aborted(exc) from exc
 
@@ -446,9 +444,7 @@ class LeanHTTPSession:
             try:
                 seen = file.peek(_RECEIVE_SIZE)
             except (ssl.SSLError, OSError) as exc:
-                if isinstance(exc, TimeoutError) or exc.errno in _BLOCKING_ERRNOS:
-                    raise _read_timeout(request.url, self._read_timeout) from exc
-                raise _aborted(exc) from exc
+                raise _awaiting_error(exc, request.url, self._read_timeout) from exc
             end = seen.find(b"\r\n\r\n")
             usual = _usual_head(seen[:end]) if end >= 0 else None
             if usual is None:
@@ -475,9 +471,7 @@ class LeanHTTPSession:
             try:
                 response.begin()
             except (ssl.SSLError, OSError) as exc:
-                if isinstance(exc, TimeoutError) or exc.errno in _BLOCKING_ERRNOS:
-                    raise _read_timeout(request.url, self._read_timeout) from exc
-                raise _aborted(exc) from exc
+                raise _awaiting_error(exc, request.url, self._read_timeout) from exc
             except HTTPException as exc:
                 raise _aborted(exc) from exc
             if response.will_close:
@@ -669,6 +663,13 @@ def _read_timeout(url: str, timeout: float) -> urllib3_errors.ReadTimeoutError:
         url,
         f"Read timed out. (read timeout={timeout})",
     )
+
+
+def _awaiting_error(exc: OSError, url: str, read_timeout: float) -> Exception:
+    """urllib3's mapping of a failure while awaiting a response: a timeout, else aborted."""
+    if isinstance(exc, TimeoutError) or exc.errno in _BLOCKING_ERRNOS:
+        return _read_timeout(url, read_timeout)
+    return _aborted(exc)
 
 
 def _aborted(exc: BaseException) -> Exception:

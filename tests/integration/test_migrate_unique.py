@@ -10,13 +10,15 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import pytest
 
 import singletable as st
+from singletable.errors import ServiceError
+from singletable.operations.protocol import Call, Operation, Step
 from singletable.tooling.jobs.local import run_units
 from singletable.tooling.migrations.rewrite_item import RewriteItem
 from singletable.tooling.migrations.runner import migrate_async
@@ -452,3 +454,79 @@ def test_a_new_key_held_by_another_item_is_still_a_clash(
     outcome = db.execute(_rewrite_of(table, before, stale))
     assert outcome.status == "failed"
     assert "its new key already holds an item" in (outcome.error or "")
+
+
+class _Interleaved(Operation[Any]):
+    """A rewrite with another holder's move of the same item committing just before its
+    call number ``at`` is sent; with ``in_flight``, its first write meets that move in
+    flight (refused: TransactionConflict) and the item, read again, is still at its old
+    key."""
+
+    action = "transact_write_items"
+
+    def __init__(
+        self, inner: Operation[Any], meanwhile: Callable[[], object], at: int, in_flight: bool
+    ) -> None:
+        self.inner = inner
+        self.meanwhile = meanwhile
+        self.at = at
+        self.in_flight = in_flight
+        self.ran = False
+
+    def params(self) -> dict[str, Any]:
+        return self.inner.params()
+
+    def steps(self) -> Step[Any]:
+        steps = self.inner.steps()
+        step = next(steps)
+        calls = 0
+        try:
+            while True:
+                if isinstance(step, Call):
+                    if calls == self.at:
+                        self.meanwhile()
+                        self.ran = True
+                    calls += 1
+                    if self.in_flight and calls == 1:
+                        conflict = ServiceError("TransactionConflictException", "in flight")
+                        step = steps.throw(conflict)
+                        continue
+                try:
+                    answer = yield step
+                except ServiceError as exc:  # the executor's, passed on
+                    step = steps.throw(exc)
+                else:
+                    step = steps.send(answer)
+        except StopIteration as done:
+            return done.value
+
+
+@pytest.mark.parametrize("in_flight", [False, True])
+@pytest.mark.parametrize("at", range(6))
+def test_an_item_another_holder_moves_at_any_step_of_its_rewrite_is_moved_once(
+    dynamodb_client: DynamoDBClient, table_name: str, at: int, in_flight: bool
+) -> None:
+    # The paused-worker fault test in CI: a zombie holder and the one that took its unit
+    # over moved one item at once. The zombie read the item again before the other's move
+    # committed and its guards after: each guard named the item's own new key, which it
+    # reported as a duplicate ("held by [c0125, c0125]") and counted as failed. Here the
+    # other move commits before each of the rewrite's calls in turn.
+    db, before = seeded(dynamodb_client, table_name)
+    stale = next(i for i in raw_items(dynamodb_client, table_name) if i["PK"]["S"] == "C#c0")
+    table, _ = customers(table_name, pk="CUST#{cid}")
+
+    def moved() -> st.MigrationReport:
+        return st.migrate(db, table, before, out=io.StringIO())
+
+    rewrite = _Interleaved(_rewrite_of(table, before, stale), moved, at, in_flight)
+    outcome = db.execute(rewrite)
+    assert (outcome.duplicate, outcome.error) == (None, None)
+    if rewrite.ran:
+        assert outcome.status == "gone"
+    else:  # the rewrite was done first: the other holder finds the item moved
+        assert outcome.status == "rewritten"
+        assert not moved().failed
+    assert sorted(
+        i["PK"]["S"] for i in raw_items(dynamodb_client, table_name) if i["SK"]["S"] == "C"
+    ) == [f"CUST#c{i}" for i in range(5)]
+    assert assert_guards_exact(dynamodb_client, table) == (5, 10)

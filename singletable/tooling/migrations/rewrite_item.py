@@ -297,6 +297,12 @@ class RewriteItem(Operation[Outcome]):
                 else:
                     out.present += 1
                 continue
+            if holder == new_key:
+                # Claimed for the key this item moves to: the item was moved there
+                # meanwhile (by a worker that took its unit over, whose move committed
+                # between this item's read and this guard's), or another item sits there.
+                # The key check tells the two apart; neither is a duplicate value.
+                raise _KeyTaken()
             if holder is not None and holder != old_key:
                 out.duplicate = (guard_key[table.pk]["S"], move.values, [holder, new_key], name)
                 return kept

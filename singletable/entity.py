@@ -15,6 +15,10 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, create_model
 from typing_extensions import Self
 
+# Updates, scans and native-GSI queries are read from the package's lazy names
+# (``operations.Update``): their modules load on first use, not with every program that
+# defines an entity (issue 24, cold start).
+from singletable import operations
 from singletable.errors import EntityTypeError, ModelDefinitionError
 from singletable.expressions.conditions import Condition
 from singletable.model.compile import compile_entity
@@ -22,12 +26,13 @@ from singletable.model.fields import FieldRefsDescriptor
 from singletable.model.plan import EntityPlan, plan_of, register_plan
 from singletable.model.table import Table
 from singletable.operations.items import Delete, Get, Put
-from singletable.operations.native import NativeQuery
 from singletable.operations.protocol import ReturnCapacity
 from singletable.operations.query import EntityQuery
-from singletable.operations.scan import Scan
-from singletable.operations.update import Update
 from singletable.types import AttributeValue, Item
+
+if typing.TYPE_CHECKING:
+    from singletable.operations.scan import Scan
+    from singletable.operations.update import Update
 
 __all__ = [
     "Entity",
@@ -164,12 +169,12 @@ class Entity(BaseModel):
     @classmethod
     def update(cls, *, capacity: ReturnCapacity | None = None, **key: Any) -> Update[Self]:
         """Change attributes of an existing item (`NotFoundError` if it is missing)."""
-        return Update(cls.plan(), key, capacity=capacity)
+        return operations.Update(cls.plan(), key, capacity=capacity)
 
     @classmethod
     def upsert(cls, *, capacity: ReturnCapacity | None = None, **key: Any) -> Update[Self]:
         """Like `update`, but create the item when it is missing."""
-        return Update(cls.plan(), key, upsert=True, capacity=capacity)
+        return operations.Update(cls.plan(), key, upsert=True, capacity=capacity)
 
     @classmethod
     def delete(
@@ -212,14 +217,14 @@ class Entity(BaseModel):
         """
         plan = cls.plan()
         if index is not None and index in plan.table.native_indexes:
-            return NativeQuery(plan, values, index)
+            return operations.NativeQuery(plan, values, index)
         return EntityQuery(plan, values, index)
 
     @classmethod
     def scan(cls, *, index: str | None = None) -> Scan[Self]:
         """Scan the table (or an index) for items of this entity."""
         plan = cls.plan()
-        return Scan(plan.table, plan, index)
+        return operations.Scan(plan.table, plan, index)
 
     @classmethod
     def input_model(

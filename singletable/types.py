@@ -252,7 +252,9 @@ def lazy_names(
     ``names`` maps each public name to the module defining it; a name is imported from
     there when first read, handed to ``loaded`` (if given) and kept in the package, so
     it is looked up only once. Start-up time is what it saves: a program that never
-    reads the name never imports its module.
+    reads the name never imports its module. A name may be one of the package's own
+    submodules (``"lean": "singletable.io.lean"``): reading it imports the submodule,
+    which is how the package's modules reach one they use only sometimes (issue 24).
     """
     namespace = sys.modules[package].__dict__
 
@@ -260,7 +262,8 @@ def lazy_names(
         module = names.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        imported = importlib.import_module(module)
+        value = imported if module == f"{package}.{name}" else getattr(imported, name)
         if loaded is not None:
             loaded(value)
         namespace[name] = value

@@ -21,6 +21,22 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Loaded on first use only: the modules behind the lazy names, and the layers above them.
 LAZY = {*singletable._LAZY.values(), *singletable.io._LAZY.values()}
 LAZY_PACKAGES = ("singletable.tooling", "singletable.cli", "singletable.examples")
+#: Loaded where they are used (issue 24, cold start): the lean transport by a `Connection`
+#: that uses it, guarded writes by entities with unique fields, native-GSI queries,
+#: table creation, pydantic's TypeAdapter by updates, orjson by datetime key codecs.
+LOADED_ON_USE = {
+    "singletable.io.botocore_internals",
+    "singletable.io.lean",
+    "singletable.io.lean_endpoint",
+    "singletable.io.lean_http",
+    "singletable.io.lean_spans",
+    "singletable.model.wire",
+    "singletable.operations.guarded",
+    "singletable.operations.native",
+    "singletable.operations.tables",
+    "pydantic.type_adapter",
+    "orjson",
+}
 #: Third-party modules that only the lazy parts (or tests) load.
 THIRD_PARTY = {"asyncio", "aiobotocore", "moto", "tqdm"}
 
@@ -30,6 +46,8 @@ import singletable
 eager = sorted(sys.modules)
 for name in singletable._LAZY:
     getattr(singletable, name)
+for name in singletable.io._LAZY:
+    getattr(singletable.io, name)
 print(json.dumps({"eager": eager, "after_use": sorted(sys.modules)}))
 """
 
@@ -49,6 +67,7 @@ def test_import_singletable_loads_none_of_the_lazy_parts() -> None:
     assert sorted(eager & LAZY) == []
     assert sorted(m for m in eager if m.startswith(LAZY_PACKAGES)) == []
     assert sorted(eager & THIRD_PARTY) == []
+    assert sorted(eager & LOADED_ON_USE) == []
     # The lazy names do come from those modules: using them loads every one.
     assert sorted(LAZY - loaded["after_use"]) == []
     assert "asyncio" in loaded["after_use"]

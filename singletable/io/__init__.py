@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from singletable.io.common import CapacityMeter
 from singletable.io.connection import Connection
 from singletable.io.embedded import embedded
-from singletable.io.work_spans import stream_tracing, traceparent
 from singletable.types import lazy_names
 
 __all__ = [
@@ -33,10 +32,21 @@ __all__ = [
 # asyncio is loaded on first use: a synchronous program does not need it, and importing
 # it is a large share of `import singletable` (issue 13). (`embedded` stays eager: its
 # module is cheap, moto loads inside the function, and the module shares its name.)
-_LAZY = {"AsyncConnection": "singletable.io.async_connection"}
+# The tracing helpers of streams too, and the lean transport's modules, which `Connection`
+# reaches through here only when it uses that transport (issue 24, cold start).
+_LAZY = {
+    "AsyncConnection": "singletable.io.async_connection",
+    "lean": "singletable.io.lean",
+    "lean_spans": "singletable.io.lean_spans",
+    "stream_tracing": "singletable.io.work_spans",
+    "traceparent": "singletable.io.work_spans",
+}
 
 if TYPE_CHECKING:
+    from singletable.io import lean as lean
+    from singletable.io import lean_spans as lean_spans
     from singletable.io.async_connection import AsyncConnection
+    from singletable.io.work_spans import stream_tracing, traceparent
 
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY)

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import boto3
 from botocore.exceptions import NoRegionError
 
+# The lean transport and table lifecycle are reached through the packages' lazy names
+# (``io.lean``, ``operations.tables``): loaded on first use (issue 24, cold start).
+from singletable import io, operations
 from singletable.errors import ConfigurationError, ServiceError
 from singletable.io.common import (
     REQUEST_ERRORS,
@@ -28,13 +31,10 @@ from singletable.io.common import (
     request_error,
     resume,
 )
-from singletable.io.lean import FRAGMENT, lean_transport
-from singletable.io.lean_spans import lean_sender
 from singletable.io.telemetry import OperationTrace, observe_throttles, operation_trace
 from singletable.model.table import Table
 from singletable.operations.protocol import Call, Operation, Sleep
 from singletable.operations.stream import Emit, Stream
-from singletable.operations.tables import CreateTable, DeleteTable, TableExists
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -108,15 +108,20 @@ class Connection:
             except NoRegionError:
                 raise no_region_error() from None
         self.client = client
-        lean = lean_transport(client) if _transport_name(transport) == "lean" else None
-        self._send: Any = (
-            lean_sender(lean.send, lean.supports, client) if lean is not None else self._send_boto3
-        )
-        observe_throttles(client)
-        #: The transport actually in use (``"lean"`` may fall back to ``"boto3"``).
-        self.transport: TransportName = "lean" if lean is not None else "boto3"
+        self._send: Any = self._send_boto3
         #: How the operations may hand over items already serialised (lean transport only).
-        self._fragment = FRAGMENT if lean is not None else None
+        self._fragment: Callable[[bytes], Any] | None = None
+        #: The transport actually in use (``"lean"`` may fall back to ``"boto3"``).
+        self.transport: TransportName = "boto3"
+        if _transport_name(transport) == "lean":
+            # Its modules load here (`singletable.io`'s lazy names), not at import: the
+            # default transport never needs them (issue 24, cold start).
+            lean_path = io.lean.lean_transport(client)
+            if lean_path is not None:
+                self._send = io.lean_spans.lean_sender(lean_path.send, lean_path.supports, client)
+                self.transport = "lean"
+                self._fragment = io.lean.FRAGMENT
+        observe_throttles(client)
         self.meter = CapacityMeter()
         #: Watch every request sent (`singletable.testing.record` adds one while it records).
         self.listeners: list[RequestListener] = []
@@ -222,12 +227,12 @@ class Connection:
 
     def create_table(self, table: Table, *, wait: bool = True) -> dict[str, Any]:
         """Create the physical table from the model (see `CreateTable`)."""
-        return self.execute(CreateTable(table, wait=wait))
+        return self.execute(operations.tables.CreateTable(table, wait=wait))
 
     def delete_table(self, table: Table | str, *, wait: bool = True) -> None:
         """Delete the physical table (and wait until it is gone)."""
-        self.execute(DeleteTable(table, wait=wait))
+        self.execute(operations.tables.DeleteTable(table, wait=wait))
 
     def table_exists(self, table: Table | str) -> bool:
         """Whether the physical table exists."""
-        return self.execute(TableExists(table))
+        return self.execute(operations.tables.TableExists(table))

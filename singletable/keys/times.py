@@ -12,11 +12,23 @@ from singletable.keys.codec_base import KeyCodec, type_error
 
 _UTC = _dt.timezone.utc
 
-_orjson_dumps: Callable[[Any], bytes] | None
-try:
-    from orjson import dumps as _orjson_dumps
-except ImportError:  # pragma: no cover - the ``lean`` extra is not installed
-    _orjson_dumps = None
+_NOT_LOADED: Any = object()
+#: orjson's ``dumps`` (``None`` without the ``lean`` extra), imported when the first
+#: datetime key codec writes its fast path, not with ``import singletable``: loading the
+#: extension was 1% of that import (issue 24, cold start).
+_orjson_dumps: Callable[[Any], bytes] | None = _NOT_LOADED
+
+
+def _orjson() -> Callable[[Any], bytes] | None:
+    global _orjson_dumps
+    if _orjson_dumps is _NOT_LOADED:
+        try:
+            from orjson import dumps
+        except ImportError:  # pragma: no cover - the ``lean`` extra is not installed
+            _orjson_dumps = None
+        else:
+            _orjson_dumps = dumps
+    return _orjson_dumps
 
 
 Precision = Literal["s", "ms", "us"]
@@ -135,7 +147,8 @@ class DatetimeCodec(KeyCodec[_dt.datetime]):
         )
         if self._divisor != 1:
             condition += f" and not {x}.microsecond % {self._divisor}"
-        if _orjson_dumps is None:
+        orjson_dumps = _orjson()
+        if orjson_dumps is None:
             return condition, f"{x}.isoformat(timespec={self._timespec!r})[:{self._length}] + 'Z'"
         # orjson writes an aware datetime as '"YYYY-MM-DDTHH:MM:SS', then '.ffffff' only
         # when the microsecond is not zero, then the offset: at offset zero its first 19
@@ -144,7 +157,7 @@ class DatetimeCodec(KeyCodec[_dt.datetime]):
         # PyUnicode_FromFormat): 1640 -> 480 ns timeit, and a lean batch write of
         # AuditEvents 63.8k -> 51.1k instructions an item (callgrind, with the
         # utcoffset() shortcut above; benchmarks/README.md, "Lean batch writes").
-        dumps = w.ref(_orjson_dumps, "orjson_dumps")
+        dumps = w.ref(orjson_dumps, "orjson_dumps")
         if self._divisor == 1_000_000:  # no fraction
             return condition, f"{dumps}({x})[1:20].decode() + 'Z'"
         zeros = {"ms": ".000Z", "us": ".000000Z"}[self.precision]

@@ -14,7 +14,8 @@
 * `unique`: uniqueness constraints and the guard key shape; `guards`: guards read back.
 """
 
-from singletable.model.definition import create_table_request
+from typing import TYPE_CHECKING
+
 from singletable.model.plan import (
     EntityPlan,
     FieldPlan,
@@ -27,6 +28,7 @@ from singletable.model.plan import (
     plan_of,
 )
 from singletable.model.table import GSI, LSI, KeyPart, NativeGSI, Projection, Table, Throughput
+from singletable.types import lazy_names
 
 __all__ = [
     "GSI",
@@ -47,3 +49,13 @@ __all__ = [
     "entity_plans",
     "plan_of",
 ]
+
+# The CreateTable request is built on first use (table creation: development, tests and
+# tooling; issue 24, cold start).
+_LAZY = {"create_table_request": "singletable.model.definition"}
+
+if TYPE_CHECKING:
+    from singletable.model.definition import create_table_request
+
+
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)

@@ -14,7 +14,7 @@ from dataclasses import field
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from singletable.attributes.codecs import AttributeCodec
 from singletable.attributes.size import check_item_size
@@ -29,6 +29,8 @@ from singletable.model.table import KeySchema, KeyType, NativeGSI, Table
 from singletable.types import AttributeValue, Item, frozen_dataclass
 
 if typing.TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
     from singletable.model.unique import UniqueConstraint
 
 
@@ -461,6 +463,10 @@ def _field_adapter(model: type[BaseModel], name: str) -> TypeAdapter[Any]:
     # runtime value here, which static type forms cannot express: hence Any.
     params = (info.annotation, *info.metadata)
     annotation: Any = Annotated[params] if info.metadata else info.annotation
+    # Imported here: pydantic loads its type_adapter module on first use, and the common
+    # path (define entities, read and write them) never needs it (issue 24, cold start).
+    from pydantic import TypeAdapter
+
     return TypeAdapter(annotation)
 
 

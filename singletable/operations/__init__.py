@@ -9,9 +9,7 @@ Executors in `singletable.io` drive them; write your own executor against `Execu
 
 from typing import TYPE_CHECKING
 
-from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
 from singletable.operations.items import Delete, Get, ProjectedGet, Put
-from singletable.operations.native import NativeQuery
 from singletable.operations.protocol import (
     AsyncExecutor,
     Call,
@@ -23,9 +21,7 @@ from singletable.operations.protocol import (
 )
 from singletable.operations.query import EntityQuery
 from singletable.operations.reads import Page
-from singletable.operations.scan import Scan
 from singletable.operations.stream import AsyncStreamExecutor, Emit, Folded, Stream, StreamExecutor
-from singletable.operations.update import Update
 from singletable.types import lazy_names
 
 __all__ = [
@@ -61,8 +57,19 @@ __all__ = [
 ]
 
 # Collections and transactions are loaded on first use: a handler that never reads a
-# collection or runs a transaction does not pay for their modules at start-up (issue 24).
+# collection or runs a transaction does not pay for their modules at start-up (issue 24);
+# so are batches, scans, updates and native-GSI queries (issue 24, cold start), and two
+# modules the eager ones reach through here when they need them (``operations.guarded``:
+# writes of entities with unique fields; ``operations.tables``: table lifecycle).
 _LAZY = {
+    "guarded": "singletable.operations.guarded",
+    "tables": "singletable.operations.tables",
+    "BatchGet": "singletable.operations.batch",
+    "BatchWrite": "singletable.operations.batch",
+    "BatchWriteResult": "singletable.operations.batch",
+    "NativeQuery": "singletable.operations.native",
+    "Scan": "singletable.operations.scan",
+    "Update": "singletable.operations.update",
     "Collection": "singletable.operations.collection",
     "CollectionQuery": "singletable.operations.collection",
     "CollectionResult": "singletable.operations.collection",
@@ -71,8 +78,14 @@ _LAZY = {
 }
 
 if TYPE_CHECKING:
+    from singletable.operations import guarded as guarded
+    from singletable.operations import tables as tables
+    from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
     from singletable.operations.collection import Collection, CollectionQuery, CollectionResult
+    from singletable.operations.native import NativeQuery
+    from singletable.operations.scan import Scan
     from singletable.operations.transactions import TransactGet, TransactWrite
+    from singletable.operations.update import Update
 
 
 __getattr__, __dir__ = lazy_names(__name__, _LAZY)

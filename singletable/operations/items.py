@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
+# `operations.guarded` (the writes of entities with unique fields) is read from the
+# package's lazy names: it loads on first use, and most programs never load it (issue 24,
+# cold start).
+from singletable import operations
 from singletable.errors import (
     AlreadyExistsError,
     ConditionFailedError,
@@ -39,17 +43,12 @@ from singletable.operations.common import (
     utc_now,
     version_conflict_message,
 )
-from singletable.operations.guarded import (
-    GuardedWrite,
-    TransactEntry,
-    first_request,
-    guarded_steps,
-    write_entries,
-)
 from singletable.operations.protocol import Call, Operation, ReturnCapacity, Step
 
 if TYPE_CHECKING:
     from singletable.model.plan import EntityPlan
+    from singletable.operations.guarded import GuardedWrite, TransactEntry
+
 
 R = TypeVar("R")
 E = TypeVar("E", bound=BaseModel)
@@ -132,7 +131,7 @@ class Put(Operation[E]):
         values it replaces (see `singletable.operations.guarded`).
         """
         if self.plan.unique:
-            return first_request(self.guarded())
+            return operations.guarded.first_request(self.guarded())
         return self.item_params()
 
     def request(self) -> ItemRequest:
@@ -152,7 +151,7 @@ class Put(Operation[E]):
 
     def guarded(self) -> GuardedWrite:
         """The put with the guards of the entity's unique fields (see `guarded_steps`)."""
-        return GuardedWrite(
+        return operations.guarded.GuardedWrite(
             self.plan,
             self.request(),
             self.plan.unique,
@@ -164,7 +163,7 @@ class Put(Operation[E]):
         """Put, translating a failed condition into a typed error."""
         try:
             if self.plan.unique:
-                yield from guarded_steps(self.guarded())
+                yield from operations.guarded.guarded_steps(self.guarded())
             else:
                 yield Call(self.action, self.params(), subject=self.subject)
         except ServiceError as exc:
@@ -332,7 +331,7 @@ class Delete(Operation["E | None"]):
         delete of an object), else the consistent GetItem that reads them.
         """
         if self.plan.unique:
-            return first_request(self.guarded())
+            return operations.guarded.first_request(self.guarded())
         return self.item_params()
 
     def request(self) -> ItemRequest:
@@ -359,7 +358,7 @@ class Delete(Operation["E | None"]):
 
         The known values are used unless the old item is to be returned: it is read then.
         """
-        return GuardedWrite(
+        return operations.guarded.GuardedWrite(
             self.plan,
             self.request(),
             self.plan.unique,
@@ -372,7 +371,7 @@ class Delete(Operation["E | None"]):
         """Delete, translating a failed condition into a typed error."""
         try:
             if self.plan.unique:
-                stored = yield from guarded_steps(self.guarded())
+                stored = yield from operations.guarded.guarded_steps(self.guarded())
                 old = stored if self.return_old else None
             else:
                 response = yield Call(self.action, self.params(), subject=self.subject)
@@ -415,9 +414,9 @@ def put_entries(op: Put[Any], old: Mapping[str, Any] | None, *, read: bool) -> l
     With ``read`` they were read first, and the put is conditioned on them still being
     there (else the put is a create, conditioned by its own request).
     """
-    return write_entries(replace(op.guarded(), absent=not read), old)
+    return operations.guarded.write_entries(replace(op.guarded(), absent=not read), old)
 
 
 def delete_entries(op: Delete[Any], old: Mapping[str, Any]) -> list[TransactEntry]:
     """The transaction of a `Delete` of an item holding the ``old`` values."""
-    return write_entries(op.guarded(), old)
+    return operations.guarded.write_entries(op.guarded(), old)

@@ -21,6 +21,7 @@ from typing_extensions import Self
 from singletable import operations
 from singletable.errors import EntityTypeError, ModelDefinitionError
 from singletable.expressions.conditions import Condition
+from singletable.model.codegen import GENERAL_TO_ITEM, GENERATED_TO_ITEM
 from singletable.model.compile import compile_entity
 from singletable.model.fields import FieldRefsDescriptor
 from singletable.model.plan import EntityPlan, plan_of, register_plan
@@ -104,6 +105,7 @@ class Entity(BaseModel):
             raise ModelDefinitionError(f"{cls.__qualname__}: table= must be a Table, got {table!r}")
         cls.__singletable_table__ = table
         cls.__singletable_plan__ = None
+        _pin_to_item(cls)
         if options.get("pk") is None:
             unknown = set(options) - {"abstract"}
             if unknown:
@@ -124,10 +126,10 @@ class Entity(BaseModel):
 
     def to_item(self) -> Item:
         """This instance as a low-level DynamoDB item (keys, attributes, identifier)."""
-        # Not replaced by the generated encoder on each class: that took 0.97-1.01x this
-        # method's time on most of bench_family's models (benchmarks/bench_micro.py bind,
-        # paired medians over 3 runs, 0.93-1.14x at the ends: within the noise), and
-        # writes call plan.to_item, not this method.
+        # The first call generates the class's encoder, which then replaces this method on
+        # the class itself (`codegen.install_generated_codecs`): this frame and its plan
+        # read (through pydantic's attribute hook) cost ~1,000 instructions a call
+        # (callgrind; benchmarks/README.md, "Issue 24, encode round 4").
         plan = self.__singletable_plan__
         if plan is None:
             plan_of(type(self))  # raises: abstract
@@ -291,6 +293,22 @@ class Entity(BaseModel):
         obj = plan._item_decoder(item, True)  # type: ignore[union-attr]
         assert isinstance(obj, cls)
         return obj
+
+
+setattr(Entity.to_item, GENERAL_TO_ITEM, True)
+
+
+def _pin_to_item(cls: type[Entity]) -> None:
+    """Give ``cls`` the general `Entity.to_item` unless it (or a base) defines its own.
+
+    A concrete class's first `to_item` call installs the generated encoder on that class
+    (see `Entity.to_item`): pinned, a subclass never inherits its parent's encoder.
+    """
+    if "to_item" in cls.__dict__:
+        return
+    inherited = cls.to_item
+    if inherited is Entity.to_item or getattr(inherited, GENERATED_TO_ITEM, False):
+        cls.to_item = Entity.to_item  # type: ignore[method-assign]
 
 
 def _resolve_own_annotations(cls: type[BaseModel]) -> None:

@@ -148,6 +148,8 @@ class Expr(NamedTuple):
             models do not use an expression that has one.
         setup: Statements to run before ``guard`` is evaluated (and that the other
             expressions may rely on); only with ``omit``, so only at the top level.
+        chars_when_omitted: ``chars`` is 0 whenever ``omit`` holds (a counter the setup
+            leaves at 0), so it needs no test of ``omit``.
     """
 
     guard: str
@@ -158,6 +160,7 @@ class Expr(NamedTuple):
     nbytes: str | None = None
     omit: str | None = None
     setup: tuple[str, ...] = ()
+    chars_when_omitted: bool = False
 
     @property
     def value(self) -> str:
@@ -478,6 +481,7 @@ class SetFast(FastPath):
             nbytes=" + ".join(nbytes) or None,
             omit=f"not {x}",
             setup=tuple(setup),
+            chars_when_omitted=True,  # the counter of no element (or of None) is 0
         )
 
     def emit(self, w: Writer, x: str, store: str) -> None:

@@ -40,10 +40,15 @@ from singletable.attributes.fastpath import FastPath, Writer
 from singletable.attributes.size import MAX_ITEM_SIZE, check_item_size
 from singletable.keys.escaping import LONE_SURROGATE
 from singletable.keys.templates import FieldSegment, KeyTemplate
-from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds
+from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds, plan_of
 from singletable.types import AttributeValue, Item
 
-__all__ = ["build_item_decoder", "build_item_encoder"]
+__all__ = ["GENERAL_TO_ITEM", "GENERATED_TO_ITEM", "build_item_decoder", "build_item_encoder"]
+
+#: Set (true) on the general ``to_item`` method a class may have its encoder replace.
+GENERAL_TO_ITEM = "__singletable_general_to_item__"
+#: Set (true) on a generated encoder installed as a class's ``to_item``.
+GENERATED_TO_ITEM = "__singletable_generated_to_item__"
 
 #: Largest size (bytes) of any DynamoDB number attribute value.
 _MAX_NUMBER_SIZE = 21
@@ -78,23 +83,37 @@ def _max_key_chars(template: KeyTemplate) -> int | None:
     return total
 
 
-def _compile(name: str, body: list[str], namespace: dict[str, Any], label: str) -> Any:
+def _compile(
+    name: str,
+    body: list[str],
+    namespace: dict[str, Any],
+    label: str,
+    prologue: list[str] | None = None,
+) -> Any:
     """Compile ``def name(...)`` from its lines, with ``namespace`` as closure variables.
 
     The function is made inside a factory taking the namespace as parameters, so the
     generated code reads its constants and helpers as fast closure cells, not globals.
+    With a ``prologue``, a second function ``name_own`` (the same body after the prologue
+    lines) is compiled in the same source, and the pair is returned.
     """
     signature = "item, check=False" if name == "from_item" else "obj"
     inner = f"    def {name}({signature}):\n" + "".join(f"    {line}\n" for line in body)
-    source = f"def _make({', '.join(namespace)}):\n{inner}    return {name}\n"
+    returned = name
+    if prologue is not None:
+        lines = [*prologue, *body]
+        inner += f"    def {name}_own({signature}):\n" + "".join(f"    {line}\n" for line in lines)
+        returned = f"{name}, {name}_own"
+    source = f"def _make({', '.join(namespace)}):\n{inner}    return {returned}\n"
     filename = f"<singletable {name} {label}>"
     code = compile(source, filename, "exec")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     scope: dict[str, Any] = {}
     exec(code, scope)  # our own source, generated from the plan
-    function = scope["_make"](**namespace)
-    function.__singletable_source__ = source
-    return function
+    made = scope["_make"](**namespace)
+    for function in made if prologue is not None else (made,):
+        function.__singletable_source__ = source
+    return made
 
 
 # --------------------------------------------------------------------------------------
@@ -124,6 +143,10 @@ class _EncoderBuilder:
         self.cache: dict[tuple[Any, ...], str] = {}
         #: Variables holding a field's value, read at the top level for a key.
         self.loaded: dict[str, str] = {}
+        #: The fast-path condition each field read at the top level for a key was tested on.
+        self.key_guards: dict[str, str] = {}
+        #: Variable set true when a key segment takes its slow path (`build` names it).
+        self.slow_keys: str | None = None
         #: Fields held by a string primary key segment, with that key's byte limit.
         self.primary_key_bytes: dict[str, int] = {}
         for template in plan.primary.templates():
@@ -152,6 +175,8 @@ class _EncoderBuilder:
             s(f"{t} = {slow}({x})")
         else:
             condition, text = fast
+            if s.depth == 1:
+                self.key_guards.setdefault(segment.name, condition)
             s(f"if {condition}:")
             s.indent()
             s(f"{t} = {text}")
@@ -171,6 +196,8 @@ class _EncoderBuilder:
             s.dedent()
             s("else:")
             s(f"    {t} = {slow}({x})")
+            if self.slow_keys is not None:
+                s(f"    {self.slow_keys} = True")
         self.cache[cache_key] = t
         return t
 
@@ -291,6 +318,7 @@ class _EncoderBuilder:
         """
         w, plan = self.w, self.plan
         guards: list[str] = []
+        keys_tested = False
         entries = [f"{a!r}: {value}" for a, value in keys]
         chars: list[str] = []
         nbytes: list[str] = []
@@ -318,14 +346,25 @@ class _EncoderBuilder:
                 guards.append(guard)
                 entries.append(f"{attribute!r}: None if {left_out} else {expr.value}")
                 after.append((name, attribute, left_out, False))
-                chars += [f"(0 if {left_out} else {expr.chars})"] if expr.chars else []
+                if expr.chars_when_omitted:
+                    chars += [expr.chars] if expr.chars else []
+                else:
+                    chars += [f"(0 if {left_out} else {expr.chars})"] if expr.chars else []
                 nbytes += [f"(0 if {left_out} else {expr.nbytes})"] if expr.nbytes else []
             else:
-                guards.append(f"({expr.guard})")
+                if self.slow_keys is not None and self.key_guards.get(name) == expr.guard:
+                    # A key already tested this field on the same condition: one flag,
+                    # set when some key took its slow path, stands for those tests
+                    # (-130 instructions a key field, callgrind).
+                    keys_tested = True
+                else:
+                    guards.append(f"({expr.guard})")
                 entries.append(f"{attribute!r}: {expr.value}")
                 chars += [expr.chars] if expr.chars else []
                 nbytes += [expr.nbytes] if expr.nbytes else []
         entries += [f"{a!r}: {value}" for a, value in identity]
+        if keys_tested:
+            guards.insert(0, f"not {self.slow_keys}")
         with w.block(f"if {' and '.join(guards) or 'True'}:"):
             w(f"item = {{{', '.join(entries)}}}")
             w(f"n = {' + '.join(chars) or '0'}")
@@ -354,7 +393,8 @@ class _EncoderBuilder:
             for a, value in identity:
                 w(f"item[{a!r}] = {value}")
 
-    def build(self) -> Callable[[BaseModel], Item]:
+    def build(self) -> tuple[Callable[[BaseModel], Item], Callable[[BaseModel], Item]]:
+        """The encoder, and its form for the model class (``to_item_own``, see `install`)."""
         plan, s = self.plan, self.w
         ns = s
         table = plan.table
@@ -378,6 +418,8 @@ class _EncoderBuilder:
                 self.attribute(name, attribute)
             tail = identity
         else:
+            self.slow_keys = "slow_keys"
+            s(f"{self.slow_keys} = False")
             keys = [
                 (t.attribute, self.key_value(t))
                 for key_plan in (plan.primary, *plan.indexes.values())
@@ -410,10 +452,14 @@ class _EncoderBuilder:
         s(f"if exact + 4 * n > {self.size_limit - s.static}:")
         s(f"    {check}(item, where={label})")
         s("return item")
-        function: Callable[[BaseModel], Item] = _compile(
-            "to_item", s.lines, s.values, plan.model.__qualname__
-        )
-        return function
+        # The class's own method: an instance of another class (a subclass, called as
+        # ``Parent.to_item(child)``) goes where `Entity.to_item` would send it.
+        model = ns.ref(plan.model, "model")
+        other = ns.ref(_encode_other, "encode_other")
+        prologue = [f"    if type(obj) is not {model}:", f"        return {other}(obj)"]
+        functions: tuple[Callable[[BaseModel], Item], Callable[[BaseModel], Item]]
+        functions = _compile("to_item", s.lines, s.values, plan.model.__qualname__, prologue)
+        return functions
 
 
 def build_item_encoder(
@@ -437,7 +483,15 @@ def build_item_encoder(
         A function ``obj -> item`` equal in results and errors to
         ``plan._to_item_reference``.
     """
-    return _EncoderBuilder(plan, epoch_seconds, size_limit, check_size).build()
+    return _EncoderBuilder(plan, epoch_seconds, size_limit, check_size).build()[0]
+
+
+def _encode_other(obj: Any) -> Item:
+    """`Entity.to_item`'s own steps, for an object that is not of the encoder's class."""
+    plan = obj.__singletable_plan__
+    if plan is None:
+        plan_of(type(obj))  # raises: abstract
+    return plan._item_encoder(obj)  # type: ignore[no-any-return]
 
 
 # --------------------------------------------------------------------------------------
@@ -533,8 +587,20 @@ def install_generated_codecs(plan: EntityPlan) -> None:
     """
 
     def encode_first(obj: BaseModel) -> Item:
-        encoder = build_item_encoder(plan, epoch_seconds=epoch_seconds)
+        builder = _EncoderBuilder(plan, epoch_seconds, MAX_ITEM_SIZE, check_item_size)
+        encoder, own = builder.build()
         object.__setattr__(plan, "_item_encoder", encoder)
+        model = plan.model
+        general = model.__dict__.get("to_item")
+        if general is not None and getattr(general, GENERAL_TO_ITEM, False):
+            # The class's to_item is the general method (`Entity.to_item`, pinned on each
+            # class): the encoder replaces it, sparing a frame and a read of the plan
+            # through pydantic's attribute hook, ~1,000 instructions a call (callgrind;
+            # benchmarks/README.md, "Issue 24, encode round 4").
+            own.__doc__ = general.__doc__
+            own.__qualname__ = f"{model.__qualname__}.to_item"
+            setattr(own, GENERATED_TO_ITEM, True)
+            type.__setattr__(model, "to_item", own)
         return encoder(obj)
 
     def decode_first(item: Mapping[str, AttributeValue], check: bool = False) -> Any:

@@ -25,6 +25,7 @@ from singletable import GSI, Entity, IndexKeys, KeyFormat, Table
 from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
 from singletable.attributes.fastpath import Writer
 from singletable.attributes.size import MAX_ITEM_SIZE, attribute_value_size, item_size
+from singletable.errors import ModelDefinitionError
 from singletable.examples import sample_items
 from singletable.model.codegen import build_item_encoder
 from singletable.model.plan import EntityPlan, epoch_seconds
@@ -574,3 +575,46 @@ def test_every_fast_path_stores_what_its_codec_stores_within_its_size_bound(
     assert stored == ([] if expected[1] is None else [expected[1]])
     if stored:
         assert bound >= attribute_value_size(stored[0])
+
+
+def test_the_generated_encoder_becomes_each_class_to_item_and_keeps_classes_apart() -> None:
+    # The first to_item installs the class's own encoder as its to_item (no frame of
+    # Entity.to_item); a subclass, concrete or abstract, keeps encoding as before.
+    table = Table("bind-to-item")
+
+    class Parent(Entity, table=table, pk="P#{pid}", sk="P"):
+        pid: str
+
+    class Child(Parent, table=table, pk="C#{pid}", sk="C"):
+        pass
+
+    class Shared(Parent):  # abstract: no pk of its own
+        pass
+
+    parent, child, shared = Parent(pid="x"), Child(pid="x"), Shared(pid="x")
+    assert Parent.__dict__["to_item"] is Entity.to_item
+    assert parent.to_item() == Parent.plan()._to_item_reference(parent)
+    installed = Parent.__dict__["to_item"]
+    assert installed is not Entity.to_item
+    assert installed.__doc__ == Entity.to_item.__doc__
+    assert "def to_item_own(obj):" in installed.__singletable_source__  # type: ignore[attr-defined]
+    assert parent.to_item() == Parent.plan()._to_item_reference(parent)
+    assert child.to_item() == Child.plan()._to_item_reference(child)
+    assert child.to_item()["PK"] == {"S": "C#x"}
+    assert Parent.to_item(child) == child.to_item()  # as Entity.to_item: the object's plan
+    for call in (shared.to_item, lambda: Parent.to_item(shared)):
+        with pytest.raises(ModelDefinitionError, match="Shared is abstract"):
+            call()
+
+    class Custom(Entity, table=table, pk="K#{pid}", sk="K"):
+        pid: str
+
+        def to_item(self) -> dict[str, Any]:
+            return {"custom": {"S": self.pid}}
+
+    class CustomChild(Custom, table=table, pk="KC#{pid}", sk="K"):
+        pass
+
+    for obj in (Custom(pid="y"), CustomChild(pid="y")):
+        obj.plan().to_item(obj)  # generates the encoder: the override stays
+        assert obj.to_item() == {"custom": {"S": "y"}}

@@ -103,6 +103,7 @@ _SEND_ERRNOS_IGNORED = {errno.EPROTOTYPE, errno.ECONNRESET}
 # The most origins kept, as urllib3's PoolManager keeps (num_pools).
 _MAX_ORIGINS = 10
 
+
 Connection = AWSHTTPConnection | AWSHTTPSConnection
 
 
@@ -459,7 +460,7 @@ class LeanHTTPSession:
                 raise _broken(exc) from exc
         if will_close or len(body) < length:
             conn.close()  # as http.client hands a closing connection to its response
-        return status, HTTPHeaderDict(headers), body
+        return status, internals.header_dict(headers), body
 
     def _receive_by_http_client(
         self, conn: Connection, request: AWSPreparedRequest, file: Any

@@ -32,9 +32,10 @@ from botocore.hooks import EventAliaser, HierarchicalEmitter
 from botocore.httpsession import URLLib3Session
 from botocore.regions import EndpointRulesetResolver
 from botocore.signers import RequestSigner
-from hypothesis import given
+from botocore.utils import lowercase_dict
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from urllib3 import Timeout
+from urllib3 import HTTPHeaderDict, Timeout
 
 import singletable
 from singletable.io import botocore_internals as internals
@@ -459,3 +460,43 @@ def test_no_other_module_reaches_for_a_private_botocore_name() -> None:
             ):
                 offenders.append(f"{path.name}:{node.lineno}: .{node.attr}")
     assert offenders == []
+
+
+def test_prepared_request_is_what_prepare_makes() -> None:
+    # With or without a context, as this botocore's AWSRequest.prepare makes it.
+    context: dict[str, Any] = {"timestamp": "20010203T040506Z"}
+    headers = {"A": "b", "Content-Length": "2"}
+    reference = AWSRequest(method="POST", url=ENDPOINT + "/", headers=headers, data=b"{}")
+    reference.context = context
+    expected: Any = reference.prepare()
+    got: Any = internals.prepared_request(ENDPOINT + "/", headers, b"{}", context)
+    assert hasattr(expected, "context") is internals.PREPARED_CONTEXT
+    assert getattr(got, "context", None) == getattr(expected, "context", None)
+    assert (got.method, got.url, got.body, got.stream_output) == (
+        expected.method,
+        expected.url,
+        expected.body,
+        expected.stream_output,
+    )
+    assert list(got.headers.items()) == list(expected.headers.items())
+
+
+_NAMES = st.sampled_from(
+    ["Content-Type", "content-type", "X-Amz-Crc32", "x-amzn-RequestId", "Date"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_NAMES, st.text(max_size=4)), max_size=8))
+def test_the_header_map_and_its_lowered_copy_are_urllib3s_and_botocores(
+    headers: list[tuple[str, str]],
+) -> None:
+    # Filled through HTTPHeaderDict's own map, read off it: the same map and items as
+    # its constructor gives, the same dict as botocore's lowercase_dict.
+    got = internals.header_dict(headers)
+    expected = HTTPHeaderDict(headers)
+    assert got._container == expected._container
+    assert list(got.items()) == list(expected.items())
+    assert internals.lowercase_headers(got) == lowercase_dict(expected)
+    plain = dict(headers)
+    assert internals.lowercase_headers(plain) == lowercase_dict(plain)

@@ -577,7 +577,9 @@ def test_requests_outside_the_lean_shape_go_to_botocores_session() -> None:
             del no_agent.headers["User-Agent"]
             assert lean.send(no_agent) is canned
             own_timeout: Any = request(server.url())
-            own_timeout.context["read_timeout"] = 1  # urllib3's per-request Timeout
+            # urllib3's per-request Timeout (a prepared request of botocore 1.43.11 has
+            # no context of its own)
+            own_timeout.context = {"read_timeout": 1}
             assert lean.send(own_timeout) is canned
             assert sent.call_count == 3
             assert lean.send(request(server.url())).status_code == 200

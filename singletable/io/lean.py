@@ -88,82 +88,14 @@ def _orjson_dumps(params: dict[str, Any]) -> bytes:
     return orjson.dumps(params, default=encode_other)  # type: ignore[no-any-return]
 
 
-class _Fragment:
-    """JSON text to embed as it is, for an orjson without ``orjson.Fragment`` (before 3.9)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: bytes) -> None:
-        self.text = text
-
-
-#: What `_spliced_dumps` writes in a fragment's place: a JSON string no request of the
-#: lean path holds (a parameter equal to it makes the count disagree, see there).
-_SPLICE = "\x00singletable:fragment\x00"
-_SPLICE_JSON = json.dumps(_SPLICE).encode("ascii")
-
-
-def _whole(value: Any) -> Any:
-    """``value`` with every `_Fragment` replaced by the value its text holds."""
-    if value.__class__ is _Fragment:
-        return json.loads(value.text)
-    if isinstance(value, dict):
-        return {key: _whole(inner) for key, inner in value.items()}
-    if isinstance(value, list):
-        return [_whole(inner) for inner in value]
-    return value
-
-
-def _spliced_dumps(params: dict[str, Any]) -> bytes:
-    """``orjson.dumps`` of ``params``, each `_Fragment`'s text embedded as it is.
-
-    orjson before 3.9 has no ``Fragment``: the fragments are dumped as a marker string
-    (in order: orjson writes a dict's values in order and calls ``default`` as it
-    reaches each) and the marker's JSON text is then replaced by the fragments' texts.
-    A marker can only be matched where a whole JSON string equals it (quotes included:
-    inside a string a quote is escaped), so when ``params`` holds the marker's own text
-    the count of matches exceeds the count of fragments, and the request is dumped
-    without fragments instead: exact either way (tests/io/test_lean.py).
-    A 25-item BatchWriteItem of `AuditEvent`s: the items' texts spliced rather than
-    loaded back into dicts and dumped again (benchmarks/README.md, "wire round 5").
-    """
-    assert orjson is not None
-    texts: list[bytes] = []
-    append = texts.append
-
-    def default(value: Any) -> Any:
-        if value.__class__ is _Fragment:
-            append(value.text)
-            return _SPLICE
-        return encode_other(value)
-
-    body: bytes = orjson.dumps(params, default=default)
-    if not texts:
-        return body
-    parts = body.split(_SPLICE_JSON)
-    if len(parts) != len(texts) + 1:
-        return _orjson_dumps(_whole(params))
-    out = [parts[0]]
-    for text, part in zip(texts, parts[1:], strict=True):
-        out += (text, part)
-    return b"".join(out)
-
-
-#: Pre-serialised JSON that the lean transport's dump embeds as it is: the operations
-#: put their items' wire text in the request in it (`Operation.wire_steps`). orjson's
-#: own (3.9 and later), else `_Fragment`, spliced by `_spliced_dumps`.
-FRAGMENT: Callable[[bytes], Any] | None = None
 # The optional ``lean`` extra: orjson dumps and loads DynamoDB pages several times faster
 # than the stdlib (bench_transport.py measures both); without it the stdlib does the job.
-_dumps: Callable[[dict[str, Any]], bytes] = _stdlib_dumps
-_loads: Callable[[bytes], Any] = json.loads
-if orjson is not None:
-    _loads = orjson.loads
-    FRAGMENT = getattr(orjson, "Fragment", None)
-    if FRAGMENT is None:
-        FRAGMENT, _dumps = _Fragment, _spliced_dumps
-    else:
-        _dumps = _orjson_dumps
+_dumps: Callable[[dict[str, Any]], bytes] = _orjson_dumps if orjson is not None else _stdlib_dumps
+_loads: Callable[[bytes], Any] = orjson.loads if orjson is not None else json.loads
+#: Pre-serialised JSON that ``orjson.dumps`` embeds as it is (orjson >= 3.9, what the
+#: ``lean`` extra asks for): the operations put their items' wire text in the request in
+#: it (`Operation.wire_steps`). Without it they send the dict form.
+FRAGMENT: Callable[[bytes], Any] | None = getattr(orjson, "Fragment", None)
 
 
 #: The operations the lean path speaks itself (boto3 method name -> wire name).

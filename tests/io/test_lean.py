@@ -446,37 +446,6 @@ def test_stdlib_json_fallback_sends_the_same_body(data: st.DataObject) -> None:
     assert json.loads(lean._stdlib_dumps(params)) == json.loads(lean._orjson_dumps(params))
 
 
-_SPLICE_TEXT = st.sampled_from(["a", lean._SPLICE, lean._SPLICE + "x", '"' + lean._SPLICE + '"'])
-_ITEM = st.dictionaries(st.text(max_size=3), st.fixed_dictionaries({"S": _SPLICE_TEXT}), max_size=3)
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    writes=st.lists(st.tuples(st.booleans(), _ITEM), max_size=6),
-    extra=st.one_of(st.none(), _SPLICE_TEXT),
-)
-def test_spliced_fragments_send_the_body_of_the_whole_items(
-    writes: list[tuple[bool, dict[str, Any]]], extra: str | None
-) -> None:
-    # orjson before 3.9 has no Fragment: the lean dump splices the items' texts where
-    # a marker was written. Equal to the dump of the items themselves, whatever the
-    # request holds (the marker's own text too: the exact path then).
-    def params(as_text: bool) -> dict[str, Any]:
-        put = [
-            {"PutRequest": {"Item": lean._Fragment(lean._orjson_dumps(item)) if text else item}}
-            if as_text
-            else {"PutRequest": {"Item": item}}
-            for text, item in writes
-        ]
-        out: dict[str, Any] = {"RequestItems": {"t": put}}
-        if extra is not None:
-            out["RequestItems"][extra] = [{"DeleteRequest": {"Key": {extra: {"S": extra}}}}]
-        return out
-
-    spliced = lean._spliced_dumps(params(True))
-    assert spliced == lean._orjson_dumps(params(False))
-
-
 def test_a_wrapper_around_a_client_keeps_the_boto3_path() -> None:
     # A recorder forwarding attributes to a real client intercepts its methods: the lean
     # path would bypass them, so it is refused.

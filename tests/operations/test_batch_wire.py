@@ -21,7 +21,6 @@ from hypothesis import strategies as hs
 from pydantic import Field
 
 import singletable as st
-from singletable.io import lean
 from singletable.model.wire import encode_other
 from singletable.operations import batch as batch_module
 from singletable.operations.protocol import Call
@@ -29,10 +28,6 @@ from singletable.operations.protocol import Call
 table = st.Table("batchwire")
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
 LONE = "\ud800"
-
-# The lean transport's (orjson's own Fragment, or its spliced stand-in).
-assert lean.FRAGMENT is not None
-FRAGMENT = lean.FRAGMENT
 
 
 class Event(st.Entity, table=table, pk="ACTOR#{actor}", sk="EVT#{ts}#{seq}"):
@@ -61,13 +56,13 @@ def events(n: int) -> list[Event]:
 def wire_requests(op: st.BatchWrite) -> list[Any]:
     """The requests `wire_steps` makes, as JSON reads them (every chunk processed)."""
     out = []
-    steps = op.wire_steps(FRAGMENT)
+    steps = op.wire_steps(orjson.Fragment)
     try:
         step = next(steps)
         while True:
             assert isinstance(step, Call)
             assert step.text_checked
-            out.append(orjson.loads(lean._dumps(step.params)))
+            out.append(orjson.loads(orjson.dumps(step.params)))
             step = steps.send({})
     except StopIteration:
         return out
@@ -87,7 +82,7 @@ def test_once_the_dict_form_is_asked_for_it_is_what_is_sent() -> None:
     # A caller may change the dict form (a migration adds requests): then it is sent.
     op = st.BatchWrite(puts=events(3))
     op.requests.append(op.requests[0])
-    steps = op.wire_steps(FRAGMENT)
+    steps = op.wire_steps(orjson.Fragment)
     call = next(steps)
     assert isinstance(call, Call)
     assert len(call.params["RequestItems"]["batchwire"]) == 4

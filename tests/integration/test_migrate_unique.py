@@ -515,8 +515,12 @@ def test_an_item_another_holder_moves_at_any_step_of_its_rewrite_is_moved_once(
     stale = next(i for i in raw_items(dynamodb_client, table_name) if i["PK"]["S"] == "C#c0")
     table, _ = customers(table_name, pk="CUST#{cid}")
 
+    # The other holder: another worker, with its own (synchronous) connection. It runs
+    # inside a step of the rewrite, so it cannot borrow the executor driving that step.
+    other = st.Connection(dynamodb_client)
+
     def moved() -> st.MigrationReport:
-        return st.migrate(db, table, before, out=io.StringIO())
+        return st.migrate(other, table, before, out=io.StringIO())
 
     rewrite = _Interleaved(_rewrite_of(table, before, stale), moved, at, in_flight)
     outcome = db.execute(rewrite)

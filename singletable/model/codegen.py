@@ -40,7 +40,7 @@ from singletable.attributes.fastpath import FastPath, Writer
 from singletable.attributes.size import MAX_ITEM_SIZE, check_item_size
 from singletable.keys.escaping import LONE_SURROGATE
 from singletable.keys.templates import FieldSegment, KeyTemplate
-from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds, plan_of
+from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds
 from singletable.types import AttributeValue, Item
 
 __all__ = ["GENERAL_TO_ITEM", "GENERATED_TO_ITEM", "build_item_decoder", "build_item_encoder"]
@@ -393,8 +393,14 @@ class _EncoderBuilder:
             for a, value in identity:
                 w(f"item[{a!r}] = {value}")
 
-    def build(self) -> tuple[Callable[[BaseModel], Item], Callable[[BaseModel], Item]]:
-        """The encoder, and its form for the model class (``to_item_own``, see `install`)."""
+    def build(
+        self, general: Callable[[BaseModel], Item] | None = None
+    ) -> tuple[Callable[[BaseModel], Item], Callable[[BaseModel], Item] | None]:
+        """The encoder, and the form of it installed as the class's own method.
+
+        The second is made only with ``general``, the class's general ``to_item`` (see
+        `install_generated_codecs`), where an instance of another class goes.
+        """
         plan, s = self.plan, self.w
         ns = s
         table = plan.table
@@ -452,13 +458,17 @@ class _EncoderBuilder:
         s(f"if exact + 4 * n > {self.size_limit - s.static}:")
         s(f"    {check}(item, where={label})")
         s("return item")
+        label = plan.model.__qualname__
+        if general is None:
+            encoder: Callable[[BaseModel], Item] = _compile("to_item", s.lines, s.values, label)
+            return encoder, None
         # The class's own method: an instance of another class (a subclass, called as
-        # ``Parent.to_item(child)``) goes where `Entity.to_item` would send it.
+        # ``Parent.to_item(child)``) goes to the general method it replaces.
         model = ns.ref(plan.model, "model")
-        other = ns.ref(_encode_other, "encode_other")
+        other = ns.ref(general, "general_to_item")
         prologue = [f"    if type(obj) is not {model}:", f"        return {other}(obj)"]
         functions: tuple[Callable[[BaseModel], Item], Callable[[BaseModel], Item]]
-        functions = _compile("to_item", s.lines, s.values, plan.model.__qualname__, prologue)
+        functions = _compile("to_item", s.lines, s.values, label, prologue)
         return functions
 
 
@@ -484,14 +494,6 @@ def build_item_encoder(
         ``plan._to_item_reference``.
     """
     return _EncoderBuilder(plan, epoch_seconds, size_limit, check_size).build()[0]
-
-
-def _encode_other(obj: Any) -> Item:
-    """`Entity.to_item`'s own steps, for an object that is not of the encoder's class."""
-    plan = obj.__singletable_plan__
-    if plan is None:
-        plan_of(type(obj))  # raises: abstract
-    return plan._item_encoder(obj)  # type: ignore[no-any-return]
 
 
 # --------------------------------------------------------------------------------------
@@ -587,12 +589,14 @@ def install_generated_codecs(plan: EntityPlan) -> None:
     """
 
     def encode_first(obj: BaseModel) -> Item:
-        builder = _EncoderBuilder(plan, epoch_seconds, MAX_ITEM_SIZE, check_item_size)
-        encoder, own = builder.build()
-        object.__setattr__(plan, "_item_encoder", encoder)
         model = plan.model
         general = model.__dict__.get("to_item")
-        if general is not None and getattr(general, GENERAL_TO_ITEM, False):
+        if general is not None and not getattr(general, GENERAL_TO_ITEM, False):
+            general = None  # the class's own to_item: kept
+        builder = _EncoderBuilder(plan, epoch_seconds, MAX_ITEM_SIZE, check_item_size)
+        encoder, own = builder.build(general)
+        object.__setattr__(plan, "_item_encoder", encoder)
+        if own is not None:
             # The class's to_item is the general method (`Entity.to_item`, pinned on each
             # class): the encoder replaces it, sparing a frame and a read of the plan
             # through pydantic's attribute hook, ~1,000 instructions a call (callgrind;

@@ -14,8 +14,6 @@ load).
 __version__ = "0.2.0"
 
 import dataclasses
-import inspect
-import sys
 import typing
 from typing import TYPE_CHECKING, Any
 
@@ -218,7 +216,7 @@ def _resolve_field_types(value: Any) -> None:
     if not value.__module__.startswith("singletable."):
         return  # already published (and resolved)
     try:
-        hints = _type_hints(value)
+        hints = typing.get_type_hints(value)
     except (NameError, TypeError):
         # Annotations naming TYPE_CHECKING-only types (EntityPlan's): not a data class a
         # pydantic model would hold; tests/test_response_models.py lists which are.
@@ -226,56 +224,6 @@ def _resolve_field_types(value: Any) -> None:
     for dataclass_field in dataclasses.fields(value):
         dataclass_field.type = hints[dataclass_field.name]
     value.__annotations__ = {name: hints[name] for name in value.__annotations__}
-
-
-#: Each annotation text compiled once: most are the same few (``str``, ``str | None``).
-_ANNOTATION_CODE: dict[str, Any] = {}
-
-
-def _type_hints(cls: type) -> dict[str, Any]:
-    """``typing.get_type_hints(cls)``, each distinct annotation text compiled once.
-
-    `typing.get_type_hints` compiles every string annotation anew (a `typing.ForwardRef`
-    each, about 45,000 instructions under callgrind): publishing compiled 54 at import,
-    23 now (issue 24, cold start). Here the annotations are evaluated as it evaluates
-    them (the class's module namespace first, then the class's own, then builtins;
-    ``None`` is ``NoneType``); a class with one whose value is not plain (``Annotated``,
-    or a string left inside, which it would resolve further) is handed to
-    `typing.get_type_hints` itself. tests/test_exports.py checks both give the same for
-    every dataclass of the package.
-    """
-    hints: dict[str, Any] = {}
-    for base in reversed(cls.__mro__):
-        annotations = inspect.get_annotations(base)
-        if not annotations:
-            continue
-        module = getattr(sys.modules.get(base.__module__), "__dict__", {})
-        own = dict(vars(base))
-        for name, annotation in annotations.items():
-            value = annotation
-            if isinstance(annotation, str):
-                code = _ANNOTATION_CODE.get(annotation)
-                if code is None:
-                    code = _ANNOTATION_CODE[annotation] = compile(annotation, "<string>", "eval")
-                value = eval(code, own, module)  # as typing evaluates it
-            if value is None:
-                value = type(None)
-            if not _plain(value):
-                return typing.get_type_hints(cls)
-            hints[name] = value
-    return hints
-
-
-def _plain(value: Any) -> bool:
-    """Whether ``value`` is a type `typing.get_type_hints` would return unchanged."""
-    if isinstance(value, (str, typing.ForwardRef)):
-        return False
-    origin = typing.get_origin(value)
-    if origin is typing.Literal:
-        return True  # its arguments are values, strings among them
-    if origin is typing.Annotated:
-        return False
-    return all(_plain(arg) for arg in typing.get_args(value))
 
 
 _publish_here()

@@ -194,37 +194,3 @@ def test_public_submodules_export_what_they_define(module: str) -> None:
     assert names, module
     for name in names:
         assert getattr(mod, name) is not None, (module, name)
-
-
-def test_published_dataclass_hints_are_typing_s() -> None:
-    # `singletable._type_hints` (what publishing resolves a dataclass's fields with)
-    # against typing.get_type_hints, on every dataclass of the package that still names
-    # its defining module (the public ones were resolved when published).
-    import dataclasses
-    import pkgutil
-    import typing
-
-    checked = 0
-    for info in pkgutil.walk_packages(singletable.__path__, "singletable."):
-        if info.name.startswith(("singletable.cli", "singletable.examples")):
-            continue
-        try:
-            module = importlib.import_module(info.name)
-        except ImportError:  # an optional extra that is not installed
-            continue
-        for value in vars(module).values():
-            if not (
-                isinstance(value, type)
-                and dataclasses.is_dataclass(value)
-                and value.__module__ == info.name
-            ):
-                continue
-            try:
-                expected = typing.get_type_hints(value)
-            except (NameError, TypeError):
-                with pytest.raises((NameError, TypeError)):
-                    singletable._type_hints(value)
-                continue
-            assert singletable._type_hints(value) == expected, value
-            checked += 1
-    assert checked > 20

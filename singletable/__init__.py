@@ -64,8 +64,6 @@ from singletable.model.plan import EntityPlan, IndexKeys
 from singletable.model.table import GSI, LSI, KeyPart, NativeGSI, Projection, Table, Throughput
 from singletable.operations.items import Delete, Get, ProjectedGet, Put
 from singletable.operations.protocol import Operation
-from singletable.operations.query import EntityQuery
-from singletable.operations.reads import Page
 from singletable.types import lazy_names
 
 __all__ = [
@@ -231,12 +229,14 @@ _publish_here()
 # Tooling, streams and the asyncio executor are imported on first use: most programs
 # never touch them, and importing them costs start-up time (issue 13); so are collections
 # and transactions, which a Lambda handler may never use (issue 24), and batches, scans,
-# updates and the CreateTable request (issue 24, cold start).
+# updates, queries and the CreateTable request (issue 24, cold start).
 _LAZY: dict[str, str] = {
     "BatchGet": "singletable.operations.batch",
     "BatchWrite": "singletable.operations.batch",
     "BatchWriteResult": "singletable.operations.batch",
     "Scan": "singletable.operations.scan",
+    "EntityQuery": "singletable.operations.query",
+    "Page": "singletable.operations.reads",
     "Update": "singletable.operations.update",
     "create_table_request": "singletable.model.definition",
     "AsyncConnection": "singletable.io.async_connection",
@@ -286,6 +286,8 @@ if TYPE_CHECKING:
     from singletable.model.definition import create_table_request
     from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
     from singletable.operations.collection import Collection, CollectionResult
+    from singletable.operations.query import EntityQuery
+    from singletable.operations.reads import Page
     from singletable.operations.scan import Scan
     from singletable.operations.transactions import TransactGet, TransactWrite
     from singletable.operations.update import Update

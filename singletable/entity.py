@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 from pydantic import BaseModel, ConfigDict, create_model
 from typing_extensions import Self
 
-# Updates, scans and native-GSI queries are read from the package's lazy names
+# Updates, scans and queries are read from the package's lazy names
 # (``operations.Update``): their modules load on first use, not with every program that
 # defines an entity (issue 24, cold start).
 from singletable import operations
@@ -28,10 +28,10 @@ from singletable.model.plan import EntityPlan, plan_of, register_plan
 from singletable.model.table import Table
 from singletable.operations.items import Delete, Get, Put
 from singletable.operations.protocol import ReturnCapacity
-from singletable.operations.query import EntityQuery
 from singletable.types import AttributeValue, Item
 
 if typing.TYPE_CHECKING:
+    from singletable.operations.query import EntityQuery
     from singletable.operations.scan import Scan
     from singletable.operations.update import Update
 
@@ -220,7 +220,7 @@ class Entity(BaseModel):
         plan = cls.plan()
         if index is not None and index in plan.table.native_indexes:
             return operations.NativeQuery(plan, values, index)
-        return EntityQuery(plan, values, index)
+        return operations.EntityQuery(plan, values, index)
 
     @classmethod
     def scan(cls, *, index: str | None = None) -> Scan[Self]:

@@ -22,15 +22,20 @@ ROOT = Path(__file__).resolve().parent.parent
 LAZY = {*singletable._LAZY.values(), *singletable.io._LAZY.values()}
 LAZY_PACKAGES = ("singletable.tooling", "singletable.cli", "singletable.examples")
 #: Loaded where they are used (issue 24, cold start): the lean transport by a `Connection`
-#: that uses it, guarded writes by entities with unique fields, native-GSI queries,
-#: table creation, pydantic's TypeAdapter by updates, orjson by datetime key codecs.
+#: that uses it, guarded writes by entities with unique fields, queries (their bounds,
+#: ranges, cursors and reserved-item checks), table creation, pydantic's TypeAdapter by
+#: updates, orjson by datetime key codecs.
 LOADED_ON_USE = {
     "singletable.io.botocore_internals",
     "singletable.io.lean",
     "singletable.io.lean_endpoint",
     "singletable.io.lean_http",
     "singletable.io.lean_spans",
+    "singletable.keys.ranges",
+    "singletable.model.jobs",
     "singletable.model.wire",
+    "singletable.operations.bounds",
+    "singletable.operations.cursor",
     "singletable.operations.guarded",
     "singletable.operations.native",
     "singletable.operations.tables",

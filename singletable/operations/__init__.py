@@ -19,8 +19,6 @@ from singletable.operations.protocol import (
     Sleep,
     Step,
 )
-from singletable.operations.query import EntityQuery
-from singletable.operations.reads import Page
 from singletable.operations.stream import AsyncStreamExecutor, Emit, Folded, Stream, StreamExecutor
 from singletable.types import lazy_names
 
@@ -58,9 +56,10 @@ __all__ = [
 
 # Collections and transactions are loaded on first use: a handler that never reads a
 # collection or runs a transaction does not pay for their modules at start-up (issue 24);
-# so are batches, scans, updates and native-GSI queries (issue 24, cold start), and two
-# modules the eager ones reach through here when they need them (``operations.guarded``:
-# writes of entities with unique fields; ``operations.tables``: table lifecycle).
+# so are batches, scans, updates and queries (issue 24, cold start: a handler that only
+# reads and writes items by key never loads the query modules), and two modules the
+# eager ones reach through here when they need them (``operations.guarded``: writes of
+# entities with unique fields; ``operations.tables``: table lifecycle).
 _LAZY = {
     "guarded": "singletable.operations.guarded",
     "tables": "singletable.operations.tables",
@@ -68,6 +67,8 @@ _LAZY = {
     "BatchWrite": "singletable.operations.batch",
     "BatchWriteResult": "singletable.operations.batch",
     "NativeQuery": "singletable.operations.native",
+    "EntityQuery": "singletable.operations.query",
+    "Page": "singletable.operations.reads",
     "Scan": "singletable.operations.scan",
     "Update": "singletable.operations.update",
     "Collection": "singletable.operations.collection",
@@ -83,6 +84,8 @@ if TYPE_CHECKING:
     from singletable.operations.batch import BatchGet, BatchWrite, BatchWriteResult
     from singletable.operations.collection import Collection, CollectionQuery, CollectionResult
     from singletable.operations.native import NativeQuery
+    from singletable.operations.query import EntityQuery
+    from singletable.operations.reads import Page
     from singletable.operations.scan import Scan
     from singletable.operations.transactions import TransactGet, TransactWrite
     from singletable.operations.update import Update

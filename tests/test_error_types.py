@@ -84,6 +84,8 @@ INVARIANTS = {
     "frozen dataclass, the error the standard decorator's classes raise",
     ("singletable.expressions.operands", "AttributeError"): "an expression node is immutable "
     "(Python's error for a read-only attribute, as a frozen dataclass raises it)",
+    ("singletable.expressions.fields", "AttributeError"): "a field reference is immutable "
+    "(shared per entity class; Python's error for a read-only attribute, as above)",
     ("singletable.tooling.migrations.rewrite", "Unconvertible"): "an entity rewrite's signal "
     "that one stored item cannot be converted, caught by the item's rewrite "
     "(migrations.rewrite_item), which counts the item as failed",

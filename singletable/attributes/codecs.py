@@ -124,6 +124,12 @@ class AttributeCodec:
         self.where = where
         self.fast: FastPath = fast if fast is not None else FastPath(to_av)
 
+    @property
+    def kind(self) -> str:
+        """The ``"type"`` of `params` (``"S"``, ``"N"``, ``"list"``, ``"model"``...), uncopied."""
+        kind: str = self._params["type"]
+        return kind
+
     def params(self) -> dict[str, Any]:
         """Describe the codec as JSON-able data, for snapshots and migration plans.
 

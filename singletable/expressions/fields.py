@@ -7,9 +7,9 @@ trees of `conditions` and `updates`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal, InvalidOperation
-from typing import Any, Generic, Literal, TypeAlias, TypeVar
+from typing import Any, Generic, Literal, NoReturn, TypeAlias, TypeVar
 
 from singletable.errors import ExpressionError
 from singletable.expressions.absence import Absences, settle_absence
@@ -238,6 +238,12 @@ class FieldRef(_Comparable[T], _Reference):
     """
 
     __slots__ = ("absent", "element_to_av", "label", "none_is_missing", "path", "to_av")
+    path: Path
+    to_av: ValueConverter
+    element_to_av: ValueConverter | None
+    label: str
+    none_is_missing: bool
+    absent: AttributeValue | None
 
     def __init__(
         self,
@@ -249,14 +255,28 @@ class FieldRef(_Comparable[T], _Reference):
         none_is_missing: bool = False,
         absent: AttributeValue | None = None,
     ) -> None:
-        self.path: Path = _check_path(tuple(path))
-        self.to_av = to_av
-        self.element_to_av = element_to_av
-        self.label: str = label if label is not None else _label_of(self.path)
-        self.none_is_missing = none_is_missing
-        self.absent: AttributeValue | None = (
-            {"NULL": True} if absent is None and none_is_missing else absent
-        )
+        # Set once: an entity's references are shared (``Order.f.total`` is built once per
+        # class), so a reference is immutable like every builder.
+        init = object.__setattr__
+        checked = _check_path(tuple(path))
+        init(self, "path", checked)
+        init(self, "to_av", to_av)
+        init(self, "element_to_av", element_to_av)
+        init(self, "label", label if label is not None else _label_of(checked))
+        init(self, "none_is_missing", none_is_missing)
+        init(self, "absent", {"NULL": True} if absent is None and none_is_missing else absent)
+
+    def __setattr__(self, name: str, value: object) -> NoReturn:
+        raise AttributeError(f"{self!r} is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError(f"{self!r} is immutable: cannot delete {name!r}")
+
+    def __reduce__(self) -> tuple[Callable[..., FieldRef[Any]], tuple[object, ...]]:
+        # copy rebuilds a reference from its fields: restoring slots goes through the
+        # refusing __setattr__.
+        fields = (self.path, self.to_av, self.element_to_av, self.label)
+        return _field_ref, (*fields, self.none_is_missing, self.absent)
 
     def __eq__(self, other: T | FieldRef[Any] | SizeOperand | None) -> Condition:  # type: ignore[override]
         if other is None:
@@ -511,3 +531,22 @@ class FieldRef(_Comparable[T], _Reference):
         ``ref.set(ref.if_not_exists(0) + 1)`` is a counter that may start missing.
         """
         return _IfNotExists(self.path, self._term(default))
+
+
+def _field_ref(
+    path: Path,
+    to_av: ValueConverter,
+    element_to_av: ValueConverter | None,
+    label: str,
+    none_is_missing: bool,
+    absent: AttributeValue | None,
+) -> FieldRef[Any]:
+    """`FieldRef.__reduce__`'s rebuild: the constructor's keyword arguments, positionally."""
+    return FieldRef(
+        path,
+        to_av,
+        element_to_av=element_to_av,
+        label=label,
+        none_is_missing=none_is_missing,
+        absent=absent,
+    )

@@ -28,7 +28,7 @@ from singletable.model.plan import (
     NativePart,
     entity_plans,
 )
-from singletable.model.table import LSI, KeyPart, KeySchema, KeyType, NativeGSI, Table
+from singletable.model.table import KEY_TYPES, LSI, KeyPart, KeySchema, KeyType, NativeGSI, Table
 from singletable.model.unique import UniqueConstraint
 from singletable.types import AttributeValue
 
@@ -355,7 +355,7 @@ class _Compiler:
                 info.annotation, info.metadata, where=f"{self.label}.{field_name}"
             )
             encode = codec.to_av
-            if field_name in primary.fields and codec.params().get("type") == "N":
+            if field_name in primary.fields and codec.kind == "N":
                 encode = _kept_in_the_key(encode)
                 codec = _with_item_encoder(codec, encode)
             # Any admits None, which is stored by omission like an Optional's.
@@ -425,9 +425,10 @@ class _Compiler:
             if plan.name == name:  # another version of this entity: migrations handle it
                 continue
             for field_plan in plan.fields.values():
-                kind = field_plan.codec.params().get("type")
-                if kind in ("S", "N", "B"):
-                    types.setdefault(field_plan.attribute, (kind, f"{plan.name}.{field_plan.name}"))
+                key_type = KEY_TYPES.get(field_plan.codec.kind)
+                if key_type is not None:
+                    where = f"{plan.name}.{field_plan.name}"
+                    types.setdefault(field_plan.attribute, (key_type, where))
         return types
 
     def part_type(
@@ -437,11 +438,12 @@ class _Compiler:
         declared: KeyPart,
         others: Mapping[str, tuple[KeyType, str]],
     ) -> KeyType:
-        kind = field_plan.codec.params().get("type")
-        if kind not in ("S", "N", "B"):
+        kind = KEY_TYPES.get(field_plan.codec.kind)
+        if kind is None:
             raise ModelDefinitionError(
-                f"{where}: the field is stored as {kind}, and a key attribute must be S, N or "
-                "B; give it a str, number, bytes, date, UUID or enum type, or rename the field"
+                f"{where}: the field is stored as {field_plan.codec.kind}, and a key attribute "
+                "must be S, N or B; give it a str, number, bytes, date, UUID or enum type, or "
+                "rename the field"
             )
         if declared.type is not None and declared.type != kind:
             raise ModelDefinitionError(
@@ -455,8 +457,7 @@ class _Compiler:
                 f"attribute as {other[0]}; DynamoDB refuses an index key attribute of either "
                 "type once the other is the index's; give the fields one type or other names"
             )
-        assert kind in ("S", "N", "B")
-        return typing.cast(KeyType, kind)
+        return kind
 
     def native_part(
         self, where: str, role: str, field_plan: FieldPlan, kind: KeyType

@@ -25,7 +25,7 @@ from singletable.errors import (
     ModelDefinitionError,
 )
 from singletable.keys.templates import KeyTemplate
-from singletable.model.table import KeySchema, KeyType, NativeGSI, Table
+from singletable.model.table import KEY_TYPES, KeySchema, KeyType, NativeGSI, Table
 from singletable.types import AttributeValue, Item, frozen_dataclass
 
 if typing.TYPE_CHECKING:
@@ -202,7 +202,7 @@ class EntityPlan:
         for index in self.table.native_indexes.values():
             for part in index.parts:
                 for field_plan in self.fields.values():
-                    kind = field_plan.codec.params().get("type")
+                    kind = field_plan.codec.kind
                     if field_plan.attribute == part.attribute and kind in ("S", "B"):
                         result.setdefault(part.attribute, index.name)
         return result
@@ -549,9 +549,9 @@ def native_key_types(table: Table, *, unknown_ok: bool = False) -> dict[str, Key
     stored: dict[str, KeyType] = {}
     for plan in entity_plans(table):
         for field_plan in plan.fields.values():
-            kind = field_plan.codec.params().get("type")
-            if kind in ("S", "N", "B"):
-                stored.setdefault(field_plan.attribute, kind)
+            key_type = KEY_TYPES.get(field_plan.codec.kind)
+            if key_type is not None:
+                stored.setdefault(field_plan.attribute, key_type)
     types: dict[str, KeyType] = {}
     for index in table.native_indexes.values():
         for part in index.parts:

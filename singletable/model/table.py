@@ -11,6 +11,9 @@ from singletable.keys.escaping import SegmentEscaper
 from singletable.types import frozen_dataclass
 
 KeyType = Literal["S", "N", "B"]
+#: An attribute codec's kind (`AttributeCodec.kind`) as a key attribute's type: only
+#: these three can be one.
+KEY_TYPES: dict[str, KeyType] = {"S": "S", "N": "N", "B": "B"}
 BillingMode = Literal["PAY_PER_REQUEST", "PROVISIONED"]
 StreamView = Literal["KEYS_ONLY", "NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES"]
 

@@ -41,7 +41,7 @@ from singletable.errors import (
 )
 from singletable.expressions.conditions import Condition, and_, or_, render_condition
 from singletable.expressions.paths import Placeholders
-from singletable.model.fields import FieldRefs
+from singletable.model.fields import FieldRefs, field_refs
 from singletable.model.unique import GUARD_HOLDER_PK, GUARD_HOLDER_SK, UniqueConstraint
 from singletable.operations.common import ItemRequest, key_ref
 from singletable.operations.protocol import Call, ReturnCapacity, Sleep, Step
@@ -196,7 +196,7 @@ def stored_values(
 
 def values_unchanged(plan: EntityPlan, old: Mapping[str, Any], fields: Iterable[str]) -> Condition:
     """The condition that the stored item's ``fields`` still hold the ``old`` values."""
-    refs: FieldRefs[Any] = FieldRefs(plan)
+    refs: FieldRefs[Any] = field_refs(plan)
     return and_(*(getattr(refs, name) == old.get(name) for name in sorted(set(fields))))
 
 

@@ -30,7 +30,7 @@ from singletable.errors import (
 from singletable.expressions.conditions import Condition, and_
 from singletable.expressions.paths import Placeholders
 from singletable.expressions.projections import render_projection
-from singletable.model.fields import FieldRefs
+from singletable.model.fields import field_refs
 from singletable.model.plan import plan_of
 from singletable.operations.common import (
     ItemRequest,
@@ -110,7 +110,7 @@ class Put(Operation[E]):
         if self.create:
             parts.append(pk.not_exists())
         elif plan.version_field is not None:
-            version_ref = getattr(FieldRefs(plan), plan.version_field)
+            version_ref = getattr(field_refs(plan), plan.version_field)
             if self.kept:
                 # Absent, or the very version written: a repeated load changes nothing.
                 parts.append(pk.not_exists() | (version_ref == self._expected_version()))
@@ -338,7 +338,7 @@ class Delete(Operation["E | None"]):
         """The ``DeleteItem`` of the item alone, as a value."""
         condition = self.condition
         if self.expected_version is not None and self.plan.version_field is not None:
-            lock = getattr(FieldRefs(self.plan), self.plan.version_field) == self.expected_version
+            lock = getattr(field_refs(self.plan), self.plan.version_field) == self.expected_version
             condition = lock if condition is None else lock & condition
         return ItemRequest(
             "Delete",

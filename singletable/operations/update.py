@@ -28,7 +28,7 @@ from singletable.expressions.updates import (
     plain_set_value,
     update_paths,
 )
-from singletable.model.fields import FieldRefs
+from singletable.model.fields import FieldRefs, field_refs
 from singletable.model.plan import epoch_seconds
 from singletable.model.unique import UniqueConstraint
 from singletable.operations.common import (
@@ -120,7 +120,7 @@ class Update(Builder, Operation[E]):
                 f"{self.plan.label}: field {name!r} is part of the primary key and cannot be "
                 "updated; delete the item and put it under its new key"
             )
-        ref: FieldRef[Any] = getattr(FieldRefs(self.plan), name)
+        ref: FieldRef[Any] = getattr(field_refs(self.plan), name)
         return ref
 
     @chain
@@ -469,7 +469,7 @@ class Update(Builder, Operation[E]):
             for name, value in self.key_values.items():
                 # As in a put, a value beyond the Number range stays in the key only.
                 if not beyond_number_range(value):
-                    actions.append(getattr(FieldRefs(plan), name).set(value))
+                    actions.append(getattr(field_refs(plan), name).set(value))
             # A created_at the caller writes (set(created_at=...)) is theirs to choose.
             if plan.created_at_field is not None and plan.created_at_field not in update_paths(
                 self._actions
@@ -543,9 +543,9 @@ class Update(Builder, Operation[E]):
         if self._expected_version is not None:
             assert self.plan.version_field is not None
             parts.append(
-                getattr(FieldRefs(self.plan), self.plan.version_field) == self._expected_version
+                getattr(field_refs(self.plan), self.plan.version_field) == self._expected_version
             )
-        refs: FieldRefs[Any] = FieldRefs(self.plan)
+        refs: FieldRefs[Any] = field_refs(self.plan)
         parts.extend(getattr(refs, name) == None for name in self._assumed_none())  # noqa: E711
         if self._condition is not None:
             parts.append(self._condition)

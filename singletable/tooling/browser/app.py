@@ -42,7 +42,7 @@ from singletable.errors import (
 )
 from singletable.expressions.conditions import Condition, and_
 from singletable.io.connection import Connection
-from singletable.model.fields import FieldRefs
+from singletable.model.fields import FieldRefs, field_refs
 from singletable.model.plan import EntityPlan, entity_plans
 from singletable.model.table import Table
 from singletable.operations.collection import Collection, CollectionQuery
@@ -323,7 +323,7 @@ class _Browser:
         self, plan: EntityPlan, old: Mapping[str, Any], names: Sequence[str]
     ) -> Condition | None:
         """Conditions that the stored values are still those the form showed."""
-        refs: FieldRefs[Any] = FieldRefs(plan)
+        refs: FieldRefs[Any] = field_refs(plan)
         parts: list[Condition] = []
         for name in names:
             value = old[name]

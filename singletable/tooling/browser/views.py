@@ -691,7 +691,7 @@ def parse_field_text(plan: EntityPlan, name: str, text: str) -> Any:
     if text == "" and fp.nullable:
         return None
     value: Any = text
-    if fp.codec.params().get("type") not in _SCALAR_TYPES:
+    if fp.codec.kind not in _SCALAR_TYPES:
         depth = json_nesting(text)
         if depth > MAX_NESTING:
             raise InputError(

@@ -209,12 +209,7 @@ class _Compiler:
 
     def check_field_names(self) -> None:
         table = self.table
-        reserved_attributes = set(table.key_attributes()) | {
-            table.entity_attribute,
-            table.version_attribute,
-        }
-        if table.ttl_attribute:
-            reserved_attributes.add(table.ttl_attribute)
+        reserved_attributes = table.bookkeeping_attributes()
         for field_name in self.model_fields:
             # Field names that shadow Entity's own attributes are refused by Entity itself,
             # before pydantic collects the fields (it only warns).

@@ -411,5 +411,16 @@ class Table:
                 result[schema.sk] = schema.sk_type
         return result
 
+    def bookkeeping_attributes(self) -> set[str]:
+        """The attributes singletable writes itself; no field may be named after one.
+
+        Every key attribute of the table and its indexes, the entity and version
+        attributes, and the TTL attribute.
+        """
+        names = {*self.key_attributes(), self.entity_attribute, self.version_attribute}
+        if self.ttl_attribute:
+            names.add(self.ttl_attribute)
+        return names
+
     def __repr__(self) -> str:
         return f"Table({self.name!r}, pk={self.pk!r}, sk={self.sk!r})"

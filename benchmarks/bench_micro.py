@@ -35,6 +35,11 @@ of different shapes, not only the friendly case:
   bench_overheads times it, and building + rendering a typical condition and update with
   each copy's expressions package (both loaded in this process under names of their own).
 
+* ``copies``: the copy every chained call of a builder or query starts from
+  (`singletable.operations.protocol.shallow_copy`) against ``copy.copy``, on the copy
+  alone and on whole chains built and rendered (an update with two sets and a
+  condition, a query with three options, a three-entry transaction).
+
 For each case it prints both times, ``ratio`` = optimised / baseline of the best
 round of each (below 1.00x: the optimisation pays), and the median and spread (min-max)
 of the per-round ratios, which is the noise to read the ratio against. Run the whole script
@@ -60,6 +65,7 @@ import timeit
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, is_dataclass
+from datetime import datetime, timezone
 from decimal import Decimal
 from pathlib import Path
 from types import ModuleType
@@ -82,11 +88,12 @@ import bench_transport
 
 import singletable as st
 from singletable import expressions
+from singletable.examples import AuditEvent
 from singletable.expressions import operands
 from singletable.io import botocore_internals
 from singletable.io.lean import LeanTransport
 from singletable.io.lean_http import http_session
-from singletable.operations import limits
+from singletable.operations import limits, protocol, reads
 
 
 @dataclass(frozen=True)
@@ -717,6 +724,76 @@ def partial_send(session: Any, request: AWSPreparedRequest) -> Callable[[], Any]
     return send
 
 
+# -- copies ---------------------------------------------------------------------------------
+
+
+@contextmanager
+def _copied_by(function: Callable[[Any], Any]) -> Iterator[None]:
+    """Builders and queries copy with ``function`` inside the block."""
+    saved = protocol.shallow_copy, reads.shallow_copy
+    protocol.shallow_copy = reads.shallow_copy = function
+    try:
+        yield
+    finally:
+        protocol.shallow_copy, reads.shallow_copy = saved
+
+
+def copies(number: int, rounds: int, random_models: int) -> list[Result]:
+    del random_models
+    event = AuditEvent
+    ts = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
+    first = event(actor_id="u_1", ts=ts, seq=1, action="login", target="doc/1")
+
+    def update() -> Any:
+        built = event.update(actor_id="u_1", ts=ts, seq=1).set(action="edit", target="doc/2")
+        return built.where(event.f.ip.not_exists()).params()
+
+    def query() -> Any:
+        return event.query(actor_id="u_1").descending().limit(10).page_size(5).params()
+
+    def transaction() -> Any:
+        write = (
+            st.TransactWrite()
+            .put(event.put(first))
+            .delete(event.delete(actor_id="u_2", ts=ts, seq=2))
+        )
+        return write.check(
+            event.plan(), {"actor_id": "u_3", "ts": ts, "seq": 3}, event.f.ip.exists()
+        ).params()
+
+    values = {
+        "copy: Update": event.update(actor_id="u_1", ts=ts, seq=1).set(action="edit"),
+        "copy: EntityQuery": event.query(actor_id="u_1"),
+        "copy: TransactWrite": st.TransactWrite().put(event.put(first)),
+    }
+    results = [
+        ab(
+            case,
+            lambda v=value: copy.copy(v),
+            lambda v=value: protocol.shallow_copy(v),
+            number=number,
+            rounds=rounds,
+        )
+        for case, value in values.items()
+    ]
+    for case, chain in (
+        ("chain: update", update),
+        ("chain: query", query),
+        ("chain: transaction", transaction),
+    ):
+
+        def baseline(chain: Callable[[], Any] = chain) -> Any:
+            with _copied_by(copy.copy):
+                return chain()
+
+        def optimised(chain: Callable[[], Any] = chain) -> Any:
+            with _copied_by(protocol.shallow_copy):
+                return chain()
+
+        results.append(ab(case, baseline, optimised, number=number, rounds=rounds))
+    return results
+
+
 SECTIONS: dict[str, Callable[[int, int, int], list[Result]]] = {
     "signer": signer,
     "endpoint": endpoint,
@@ -724,6 +801,7 @@ SECTIONS: dict[str, Callable[[int, int, int], list[Result]]] = {
     "bind": bind,
     "surrogates": surrogates,
     "nodes": nodes,
+    "copies": copies,
 }
 UNITS = {
     "signer": "µs a request",
@@ -732,6 +810,7 @@ UNITS = {
     "bind": "µs an item",
     "surrogates": "µs a 25-item request",
     "nodes": "ms an import, µs a condition and update",
+    "copies": "µs a copy or a chain built and rendered",
 }
 
 
@@ -754,6 +833,7 @@ def main(argv: list[str] | None = None) -> dict[str, list[Result]]:
         "bind": 400,
         "surrogates": 200,
         "nodes": 400,
+        "copies": 2000,
     }
     rounds = 2 if args.quick else args.rounds
     random_models = 1 if args.quick else args.random

@@ -33,6 +33,7 @@ R_co = TypeVar("R_co", covariant=True)
 E = TypeVar("E", bound=BaseModel)
 B = TypeVar("B", bound="Builder")
 M = TypeVar("M", bound=Callable[..., Any])
+C = TypeVar("C")
 
 
 ReturnCapacity = Literal["TOTAL", "INDEXES"]
@@ -179,10 +180,23 @@ class Builder:
     _containers: ClassVar[tuple[str, ...]] = ()
 
     def _copy(self: B) -> B:
-        clone = copy.copy(self)
+        clone = shallow_copy(self)
         for name in self._containers:
             setattr(clone, name, copy.copy(getattr(self, name)))
         return clone
+
+
+def shallow_copy(obj: C) -> C:
+    """``copy.copy`` of a builder or query: a new instance sharing the attribute values.
+
+    What ``copy.copy`` makes of an instance of a plain class (no ``__slots__``, no
+    ``__copy__``/``__reduce__`` of its own, as every builder and query here), without
+    the reduce protocol it goes through: 1.2 against 5.2 µs for an `Update`, which
+    each chained call pays (bench_micro ``copies``).
+    """
+    clone: C = object.__new__(type(obj))
+    clone.__dict__.update(obj.__dict__)
+    return clone
 
 
 def chain(method: M) -> M:

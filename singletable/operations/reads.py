@@ -9,7 +9,6 @@ collection queries and scans are its subclasses; they provide the request and de
 
 from __future__ import annotations
 
-import copy
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from dataclasses import field
 from decimal import Decimal
@@ -32,6 +31,7 @@ from singletable.operations.protocol import (
     ReturnCapacity,
     Step,
     consumed_units,
+    shallow_copy,
 )
 from singletable.operations.stream import (
     AsyncStreamExecutor,
@@ -130,7 +130,7 @@ class BaseQuery(Generic[T]):
         self._secret: bytes | None = None
 
     def _copy(self: Q) -> Q:
-        return copy.copy(self)
+        return shallow_copy(self)
 
     def filter(self: Q, condition: Condition) -> Q:
         """Add a FilterExpression (applied after the read, billed for what was read)."""

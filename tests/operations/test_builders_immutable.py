@@ -9,6 +9,7 @@ test checks that ``u1 = base.m(a)`` leaves ``base`` unchanged and that a later
 
 from __future__ import annotations
 
+import copy
 import importlib
 import inspect
 import pkgutil
@@ -21,6 +22,7 @@ from pydantic import Field
 
 import singletable as st
 import singletable.operations
+from singletable.operations.protocol import shallow_copy
 
 table = st.Table(
     "builders",
@@ -222,3 +224,13 @@ def test_transaction_builders_keep_their_entries() -> None:
     one.put(Doc.put(Doc(doc_id="f", rev=1)))
     assert len(one.params()["TransactItems"]) == 1
     assert len(two.params()["TransactItems"]) == 2
+
+
+@pytest.mark.parametrize("base_name", sorted(BASES))
+def test_the_copy_a_chain_call_starts_from_is_what_copy_copy_makes(base_name: str) -> None:
+    base = BASES[base_name]()
+    made, expected = shallow_copy(base), copy.copy(base)
+    assert made is not base
+    assert type(made) is type(expected) is type(base)
+    # The same attribute values, identical objects: both copies are shallow.
+    assert _fingerprint(made) == _fingerprint(expected) == _fingerprint(base)

@@ -107,6 +107,8 @@ class EntityQuery(BaseQuery[E]):
         self._counting = False
         #: (the range it was worked out for, `_needs_type_filter`): see `_type_filtered`.
         self._needs_filter_cache: tuple[object, bool] | None = None
+        #: (the range it was worked out for, `_key_condition`).
+        self._key_condition_cache: tuple[object, KeyCondition | None] | None = None
         # Sort key values are encoded now, like the partition key's: a bad one is refused
         # where it is given, with the same error type.
         self._key_condition()
@@ -196,10 +198,19 @@ class EntityQuery(BaseQuery[E]):
     # -- key condition -----------------------------------------------------------------
 
     def _key_condition(self) -> KeyCondition | None:
-        """The sort key condition sent (see `sort_key_condition`)."""
-        return sort_key_condition(
-            self.plan.label, self.key_plan.sk, self._values, self._eq_count, self._range
-        )
+        """The sort key condition sent (see `sort_key_condition`), once per query value.
+
+        Only the range changes from one query value to the next (the key values are
+        given once, to the constructor), and building a request asks for the condition
+        three times (bench_micro ``copies``, "chain: query").
+        """
+        cached = self._key_condition_cache
+        if cached is None or cached[0] is not self._range:
+            condition = sort_key_condition(
+                self.plan.label, self.key_plan.sk, self._values, self._eq_count, self._range
+            )
+            cached = self._key_condition_cache = (self._range, condition)
+        return cached[1]
 
     def _needs_type_filter(self) -> bool:
         """Whether another entity type can have keys in the range this query reads.

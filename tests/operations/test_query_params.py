@@ -102,6 +102,20 @@ def test_range_bounds_end_on_segment_boundaries(method: str, arg: Any, low: str,
     )
 
 
+@pytest.mark.parametrize("method", ["between", "gt", "ge", "le", "lt", "begins_with"])
+def test_a_range_added_to_a_rendered_query_is_the_range_of_a_new_one(method: str) -> None:
+    # The key condition is kept per query value: a copy carries its base's along, and
+    # must not send it once its own range is set.
+    arg: Any = {"between": (T0, T1), "begins_with": "2026-06"}.get(method, T0)
+    base = Event.query(pid="a")
+    before = key_condition(base)
+    derived = getattr(base, method)(ts=arg)
+    assert key_condition(derived) == key_condition(getattr(Event.query(pid="a"), method)(ts=arg))
+    assert key_condition(derived) != before
+    assert key_condition(base) == before
+    assert key_condition(derived.descending().limit(3)) == key_condition(derived)
+
+
 def test_begins_with_partial_timestamp() -> None:
     assert key_condition(Event.query(pid="a").begins_with(ts="2026-06"))[1][":v1"] == "EVT#2026-06"
 

@@ -202,7 +202,7 @@ class EntityQuery(BaseQuery[E]):
 
         Only the range changes from one query value to the next (the key values are
         given once, to the constructor), and building a request asks for the condition
-        three times (bench_micro ``copies``, "chain: query").
+        three times (benchmarks/README.md, "Building operations").
         """
         cached = self._key_condition_cache
         if cached is None or cached[0] is not self._range:

@@ -106,7 +106,7 @@ class Update(Builder, Operation[E]):
         if name not in self.plan.fields:
             # A field is never named after a bookkeeping attribute (compiling the entity
             # refuses it), so that set is built only to explain a refusal: building it on
-            # every call cost ~10% of an update's build (benchmarks/README.md).
+            # every call cost 15-20% of an update's build (benchmarks/README.md).
             table = self.plan.table
             if name in table.bookkeeping_attributes():
                 raise ExpressionError(

@@ -103,17 +103,14 @@ class Update(Builder, Operation[E]):
         Refuses the table's key and bookkeeping attributes (written from the templates and
         the entity, never directly), unknown fields and primary key fields.
         """
+        table = self.plan.table
+        if name in table.bookkeeping_attributes():
+            raise ExpressionError(
+                f"{self.plan.label}: {name!r} is a key or bookkeeping attribute of table "
+                f"{table.name!r}; it is written from the key templates and the entity, so "
+                "change the fields it is built from with .set(...)"
+            )
         if name not in self.plan.fields:
-            # A field is never named after a bookkeeping attribute (compiling the entity
-            # refuses it), so that set is built only to explain a refusal: building it on
-            # every call cost 15-20% of an update's build (benchmarks/README.md).
-            table = self.plan.table
-            if name in table.bookkeeping_attributes():
-                raise ExpressionError(
-                    f"{self.plan.label}: {name!r} is a key or bookkeeping attribute of table "
-                    f"{table.name!r}; it is written from the key templates and the entity, "
-                    "so change the fields it is built from with .set(...)"
-                )
             raise ExpressionError(f"{self.plan.label}: update of unknown field {name!r}")
         if name in self.plan.primary.fields:
             raise ExpressionError(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from singletable.errors import ModelDefinitionError
 from singletable.model.table import GSI, LSI, KeySchema, Projection, Table, Throughput
@@ -146,3 +148,27 @@ def test_projection_rules() -> None:
         Projection.include()
     with pytest.raises(ModelDefinitionError, match="KEYS_ONLY takes no attribute list"):
         Projection("KEYS_ONLY", ("a",))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sk=hs.sampled_from([None, "SK", "sort"]),
+    gsis=hs.lists(
+        hs.tuples(hs.sampled_from(["G1PK", "PK", "a"]), hs.sampled_from([None, "G1SK", "b"])),
+        max_size=3,
+    ),
+    lsis=hs.lists(hs.sampled_from(["L1SK", "c", "SK"]), max_size=2),
+    ttl=hs.sampled_from([None, "expires", "ttl"]),
+)
+def test_bookkeeping_attributes_are_every_key_attribute_and_the_entity_version_and_ttl(
+    sk: str | None, gsis: list[tuple[str, str | None]], lsis: list[str], ttl: str | None
+) -> None:
+    indexes: list[GSI | LSI] = [GSI(f"G{i}", pk=pk, sk=gsk) for i, (pk, gsk) in enumerate(gsis)]
+    if sk is not None:
+        indexes += [LSI(f"L{i}", sk=lsk) for i, lsk in enumerate(lsis) if lsk != sk]
+    try:
+        table = Table("app", sk=sk, indexes=indexes, ttl_attribute=ttl)
+    except ModelDefinitionError:
+        return  # a definition the table refuses (e.g. one attribute as both keys)
+    expected = {*table.key_attributes(), "_et", "_ev", *([ttl] if ttl is not None else [])}
+    assert table.bookkeeping_attributes() == expected

@@ -64,6 +64,27 @@ def test_raw_actions_cannot_write_key_or_bookkeeping_attributes(attribute: str) 
             Thing.update(box="b", tid="t").apply(action).params()
 
 
+@pytest.mark.parametrize("change", ["ttl", "gsi", "entity"])
+def test_a_table_changed_after_its_entities_still_refuses_its_bookkeeping_attributes(
+    change: str,
+) -> None:
+    # The compile check saw the table as it was; an update asks the table as it is.
+    later = st.Table("changed-later", sk=None)
+
+    class Late(st.Entity, table=later, pk="L#{lid}"):
+        lid: str
+        expires: int = 0
+
+    if change == "ttl":
+        later.ttl_attribute = "expires"
+    elif change == "gsi":
+        later.indexes["G"] = st.GSI("G", pk="expires")
+    else:
+        later.entity_attribute = "expires"
+    with pytest.raises(st.ExpressionError, match=r"'expires' is a key or bookkeeping"):
+        Late.update(lid="1").set(expires=5)
+
+
 def test_raw_set_of_an_index_field_rewrites_the_index_key_like_set() -> None:
     via_set = Thing.update(box="b", tid="t").set(label="new").at(NOW).params()
     via_apply = Thing.update(box="b", tid="t").apply(Thing.f.label.set("new")).at(NOW).params()

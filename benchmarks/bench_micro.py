@@ -729,13 +729,20 @@ def partial_send(session: Any, request: AWSPreparedRequest) -> Callable[[], Any]
 
 @contextmanager
 def _copied_by(function: Callable[[Any], Any]) -> Iterator[None]:
-    """Builders and queries copy with ``function`` inside the block."""
-    saved = protocol.shallow_copy, reads.shallow_copy
-    protocol.shallow_copy = reads.shallow_copy = function
+    """Builders and queries copy with ``function`` inside the block.
+
+    `Builder._copy` calls the name in ``protocol``, `BaseQuery._copy` the one ``reads``
+    imported: both are replaced.
+    """
+    modules = (protocol, reads)
+    saved = [vars(module)["shallow_copy"] for module in modules]
+    for module in modules:
+        vars(module)["shallow_copy"] = function
     try:
         yield
     finally:
-        protocol.shallow_copy, reads.shallow_copy = saved
+        for module, original in zip(modules, saved, strict=True):
+            vars(module)["shallow_copy"] = original
 
 
 def copies(number: int, rounds: int, random_models: int) -> list[Result]:
@@ -766,16 +773,16 @@ def copies(number: int, rounds: int, random_models: int) -> list[Result]:
         "copy: EntityQuery": event.query(actor_id="u_1"),
         "copy: TransactWrite": st.TransactWrite().put(event.put(first)),
     }
-    results = [
-        ab(
-            case,
-            lambda v=value: copy.copy(v),
-            lambda v=value: protocol.shallow_copy(v),
-            number=number,
-            rounds=rounds,
-        )
-        for case, value in values.items()
-    ]
+    results = []
+    for case, value in values.items():
+
+        def plain(value: Any = value) -> Any:
+            return copy.copy(value)
+
+        def shallow(value: Any = value) -> Any:
+            return protocol.shallow_copy(value)
+
+        results.append(ab(case, plain, shallow, number=number, rounds=rounds))
     for case, chain in (
         ("chain: update", update),
         ("chain: query", query),

@@ -191,8 +191,9 @@ def shallow_copy(obj: C) -> C:
 
     What ``copy.copy`` makes of an instance of a plain class (no ``__slots__``, no
     ``__copy__``/``__reduce__`` of its own, as every builder and query here), without
-    the reduce protocol it goes through: 1.2 against 5.2 µs for an `Update`, which
-    each chained call pays (bench_micro ``copies``).
+    the reduce protocol it goes through: 0.22-0.30x the time of a copy of an `Update`,
+    an `EntityQuery` or a `TransactWrite`, which each chained call pays (bench_micro
+    ``copies``).
     """
     clone: C = object.__new__(type(obj))
     clone.__dict__.update(obj.__dict__)

@@ -9,7 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 
 from singletable.errors import ModelDefinitionError
-from singletable.model.table import GSI, LSI, KeySchema, Projection, Table, Throughput
+from singletable.model.table import (
+    GSI,
+    LSI,
+    KeySchema,
+    KeyType,
+    Projection,
+    Table,
+    Throughput,
+)
 
 
 def refused(fragments: list[str], **kwargs: Any) -> None:
@@ -154,21 +162,41 @@ def test_projection_rules() -> None:
 @given(
     sk=hs.sampled_from([None, "SK", "sort"]),
     gsis=hs.lists(
-        hs.tuples(hs.sampled_from(["G1PK", "PK", "a"]), hs.sampled_from([None, "G1SK", "b"])),
+        hs.tuples(
+            hs.sampled_from(["G1PK", "PK", "a"]),
+            hs.sampled_from([None, "G1SK", "b"]),
+            hs.sampled_from(["S", "N", "B"]),
+        ),
         max_size=3,
     ),
-    lsis=hs.lists(hs.sampled_from(["L1SK", "c", "SK"]), max_size=2),
+    lsis=hs.lists(
+        hs.tuples(hs.sampled_from(["L1SK", "c", "SK"]), hs.sampled_from(["S", "N"])), max_size=2
+    ),
     ttl=hs.sampled_from([None, "expires", "ttl"]),
 )
-def test_bookkeeping_attributes_are_every_key_attribute_and_the_entity_version_and_ttl(
-    sk: str | None, gsis: list[tuple[str, str | None]], lsis: list[str], ttl: str | None
+def test_key_and_bookkeeping_attributes_are_those_of_every_key_schema(
+    sk: str | None,
+    gsis: list[tuple[str, str | None, KeyType]],
+    lsis: list[tuple[str, KeyType]],
+    ttl: str | None,
 ) -> None:
-    indexes: list[GSI | LSI] = [GSI(f"G{i}", pk=pk, sk=gsk) for i, (pk, gsk) in enumerate(gsis)]
+    indexes: list[GSI | LSI] = [
+        GSI(f"G{i}", pk=pk, sk=gsk, pk_type=kind, sk_type=kind)
+        for i, (pk, gsk, kind) in enumerate(gsis)
+    ]
     if sk is not None:
-        indexes += [LSI(f"L{i}", sk=lsk) for i, lsk in enumerate(lsis) if lsk != sk]
+        indexes += [
+            LSI(f"L{i}", sk=lsk, sk_type=kind) for i, (lsk, kind) in enumerate(lsis) if lsk != sk
+        ]
     try:
         table = Table("app", sk=sk, indexes=indexes, ttl_attribute=ttl)
     except ModelDefinitionError:
         return  # a definition the table refuses (e.g. one attribute as both keys)
-    expected = {*table.key_attributes(), "_et", "_ev", *([ttl] if ttl is not None else [])}
+    from_schemas: dict[str, str] = {}
+    for schema in table.key_schemas():
+        from_schemas[schema.pk] = schema.pk_type
+        if schema.sk is not None:
+            from_schemas[schema.sk] = schema.sk_type
+    assert list(table.key_attributes().items()) == list(from_schemas.items())
+    expected = {*from_schemas, "_et", "_ev", *([ttl] if ttl is not None else [])}
     assert table.bookkeeping_attributes() == expected

@@ -121,6 +121,12 @@ def pytest_configure(config: pytest.Config) -> None:
         "dynamodb_local_only(reason): asserts DynamoDB Local (real DynamoDB) behaviour "
         "that moto does not reproduce; skipped on every other backend",
     )
+    config.addinivalue_line(
+        "markers",
+        "executor_independent(reason): the test never asks for the executor under test "
+        "(it builds its own connections, or none); run once, on [sync], and not in an "
+        "--executor async run. Calling connect() under it fails the test",
+    )
     backend = config.getoption("backend")
     if backend not in BACKENDS:  # a bad $SINGLETABLE_BACKEND bypasses argparse's choices
         raise pytest.UsageError(
@@ -147,13 +153,24 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "executor_kind" not in metafunc.fixturenames:
         return
     chosen = metafunc.config.getoption("executor")
-    if chosen == "sync":
-        return  # unparametrised: test ids stay as they were
+    if chosen == "sync" or metafunc.definition.get_closest_marker("executor_independent"):
+        # Unparametrised: test ids stay as they were, and a test that never reaches the
+        # executor is not run a second time to check nothing new.
+        return
     kinds = ["sync", "async"] if chosen == "both" else [chosen]
     metafunc.parametrize("executor_kind", kinds, indirect=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("executor") == "async":
+        # Deselected, not skipped: what they check ran on the sync tier and nothing in
+        # them differs on this one.
+        same = [item for item in items if item.get_closest_marker("executor_independent")]
+        if same:
+            config.hook.pytest_deselected(items=same)
+            items[:] = [
+                item for item in items if not item.get_closest_marker("executor_independent")
+            ]
     if not config.getoption("deploy_tools"):
         # Opt-in, and deselected rather than skipped: the tools are a large install that
         # the default suite does not make (the structural tests beside them always run).

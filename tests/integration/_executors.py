@@ -41,7 +41,11 @@ class _State:
 
 
 def use(kind: str) -> None:
-    """Select the executor kind `connect` builds (set per test by the conftest fixture)."""
+    """Select the executor kind `connect` builds (set per test by the conftest fixture).
+
+    ``"none"`` for a test marked ``executor_independent``: it runs once, so a `connect`
+    from it would check one executor where the marker claims it checks none.
+    """
     _State.kind = kind
 
 
@@ -53,6 +57,11 @@ def close_all() -> None:
 
 def connect(client: Any) -> st.Connection:
     """The executor for ``client``'s endpoint: `st.Connection` or `BlockingAsyncConnection`."""
+    if _State.kind == "none":
+        raise AssertionError(
+            "this test is marked executor_independent but asks connect() for the executor "
+            "under test: remove the marker so that it runs on every executor"
+        )
     if _State.kind == "sync":
         return st.Connection(client)
     bridge = BlockingAsyncConnection(client)

@@ -21,8 +21,9 @@ from tests.integration.recording import RecordingClient
 
 
 @pytest.fixture(autouse=True)
-def _executor(executor_kind: str) -> Iterator[str]:
-    _executors.use(executor_kind)
+def _executor(executor_kind: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    independent = request.node.get_closest_marker("executor_independent") is not None
+    _executors.use("none" if independent else executor_kind)
     try:
         yield executor_kind
     finally:

@@ -16,6 +16,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from botocore.exceptions import ClientError
 
+pytestmark = pytest.mark.executor_independent(
+    "raw boto3 calls to the backend, no singletable executor"
+)
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 else:

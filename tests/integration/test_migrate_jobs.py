@@ -43,6 +43,10 @@ from tests.cli.running import run
 from tests.integration.jobs_toy import TakenOver, late_clock
 from tests.integration.uniqueness import assert_guards_exact, raw_items
 
+pytestmark = pytest.mark.executor_independent(
+    "the jobs run in worker processes (and Spark) that build their own connections"
+)
+
 ITEMS = 200
 KINDS = {MIGRATE_KIND.name: MIGRATE_KIND}
 

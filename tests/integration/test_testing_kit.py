@@ -14,6 +14,10 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+pytestmark = pytest.mark.executor_independent(
+    "an inner pytest session through the kit's own fixtures"
+)
+
 ROOT = Path(__file__).resolve().parents[2]
 REASON = "the kit's DynamoDB Local backend, on the tier that has DynamoDB Local"
 

@@ -8,6 +8,10 @@ import pytest
 
 import singletable as st
 
+pytestmark = pytest.mark.executor_independent(
+    "the sync Connection's transport, built here; the async executor has none"
+)
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 

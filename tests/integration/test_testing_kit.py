@@ -51,7 +51,10 @@ def test_the_sample_passes_on_a_dynamodb_local_the_kit_starts(
 ) -> None:
     monkeypatch.delenv("SINGLETABLE_ENDPOINT")
     install = os.environ.get("DYNAMODB_LOCAL_DIR") or str(ROOT / ".dynamodb-local")
+    # One token: pytest takes an argument that names an existing path as a place to look
+    # for its rootdir and ini file, and this one is in the checkout, whose addopts ask
+    # for xdist, a plugin the inner session does not load.
     result = _run(
-        sample, "--singletable-backend", "dynamodb-local", "--singletable-dynamodb-local", install
+        sample, "--singletable-backend", "dynamodb-local", f"--singletable-dynamodb-local={install}"
     )
     result.assert_outcomes(passed=5)

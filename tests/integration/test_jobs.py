@@ -279,6 +279,11 @@ def test_job_items_are_reserved(db: st.Connection, table_name: str) -> None:
 # -- worker processes ----------------------------------------------------------------------
 
 
+# The tests on `shared` run their workers in processes (or Spark tasks) that build their
+# own connections from the settings: the executor under test never takes part.
+IN_WORKER_PROCESSES = pytest.mark.executor_independent("workers in processes, from settings")
+
+
 @pytest.fixture
 def shared(
     process_settings: ConnectionSettings, table_name: str
@@ -289,6 +294,7 @@ def shared(
     return process_settings, conn
 
 
+@IN_WORKER_PROCESSES
 def test_three_worker_processes_share_a_job(
     shared: tuple[ConnectionSettings, st.Connection], table_name: str
 ) -> None:
@@ -326,6 +332,7 @@ def _pids_holding_units(conn: st.Connection, table: st.Table, job_id: str) -> di
     return held
 
 
+@IN_WORKER_PROCESSES
 @pytest.mark.parametrize("fault", ["kill", "pause"])
 def test_a_worker_killed_or_paused_mid_unit_is_taken_over_and_counts_stay_exact(
     shared: tuple[ConnectionSettings, st.Connection], table_name: str, fault: str
@@ -417,6 +424,7 @@ def test_job_cancelled_is_what_a_save_raises_after_a_cancel(
     assert ReadJob(table, "jc").run(db).units[0].counts == {"scanned": 1}
 
 
+@IN_WORKER_PROCESSES
 def test_spark_local_mode_runs_each_unit_as_a_task(
     shared: tuple[ConnectionSettings, st.Connection],
     table_name: str,

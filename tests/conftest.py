@@ -161,23 +161,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("executor_kind", kinds, indirect=True)
 
 
+def _deselect_marked(config: pytest.Config, items: list[pytest.Item], marker: str) -> None:
+    """Drop the items carrying ``marker`` and report them deselected (not skipped)."""
+    marked = [item for item in items if item.get_closest_marker(marker)]
+    if marked:
+        config.hook.pytest_deselected(items=marked)
+        items[:] = [item for item in items if not item.get_closest_marker(marker)]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("executor") == "async":
-        # Deselected, not skipped: what they check ran on the sync tier and nothing in
-        # them differs on this one.
-        same = [item for item in items if item.get_closest_marker("executor_independent")]
-        if same:
-            config.hook.pytest_deselected(items=same)
-            items[:] = [
-                item for item in items if not item.get_closest_marker("executor_independent")
-            ]
+        # What they check ran on the sync tier, and nothing in them differs on this one.
+        _deselect_marked(config, items, "executor_independent")
     if not config.getoption("deploy_tools"):
-        # Opt-in, and deselected rather than skipped: the tools are a large install that
-        # the default suite does not make (the structural tests beside them always run).
-        tools = [item for item in items if item.get_closest_marker("deploy_tools")]
-        if tools:
-            config.hook.pytest_deselected(items=tools)
-            items[:] = [item for item in items if not item.get_closest_marker("deploy_tools")]
+        # Opt-in: the tools are a large install that the default suite does not make (the
+        # structural tests beside them always run).
+        _deselect_marked(config, items, "deploy_tools")
     backend = config.getoption("backend")
     for item in items:
         wanted = [(name, only) for name, only in MARKERS.items() if item.get_closest_marker(name)]

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.integration._executors import connect
+import singletable as st
+from tests.integration._executors import BlockingAsyncConnection, connect
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -25,7 +26,6 @@ def test_connect_under_the_marker_fails_the_test(
 def test_an_unmarked_test_gets_the_executor_it_is_parametrised_with(
     dynamodb_client: DynamoDBClient, executor_kind: str
 ) -> None:
-    db = connect(dynamodb_client)
-    assert type(db).__name__ == (
-        "Connection" if executor_kind == "sync" else "BlockingAsyncConnection"
-    )
+    db: object = connect(dynamodb_client)
+    expected = st.Connection if executor_kind == "sync" else BlockingAsyncConnection
+    assert type(db) is expected

@@ -38,9 +38,10 @@ from pydantic import BaseModel
 from singletable.attributes.codecs import lax_field
 from singletable.attributes.fastpath import FastPath, Writer
 from singletable.attributes.size import MAX_ITEM_SIZE, check_item_size
+from singletable.errors import ItemDecodeError
 from singletable.keys.escaping import LONE_SURROGATE
 from singletable.keys.templates import FieldSegment, KeyTemplate
-from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds
+from singletable.model.plan import EntityPlan, FieldPlan, KeyPlan, epoch_seconds
 from singletable.types import AttributeValue, Item
 
 __all__ = ["GENERAL_TO_ITEM", "GENERATED_TO_ITEM", "build_item_decoder", "build_item_encoder"]
@@ -527,25 +528,15 @@ def build_item_decoder(plan: EntityPlan) -> Callable[..., Any]:
         ):
             w(f"{w.ref(plan.check_identity, 'check_identity')}(item)")
     w("data = {}")
-    for name, field in plan.fields.items():
-        dec = w.ref(field.codec.from_av, "decode")
-        w(f"av = item.get({field.attribute!r})")
-        with w.block("if av is not None:"):
-            # The inline forms are the codecs' own fast paths; anything else goes to the codec.
-            inline = field.codec.fast.decode(w, "av", lax=lax_field(plan.model, name))
-            if inline is None:
-                w(f"data[{name!r}] = {dec}(av)")
-            else:
-                with w.block("try:"):
-                    w(f"data[{name!r}] = {inline.expression}")
-                with w.block(f"except ({inline.errors}):"):
-                    w(f"data[{name!r}] = {dec}(av)")
-        if field.is_set and not field.nullable:
-            with w.block("else:"):
-                w(f"data[{name!r}] = set()")
-        elif field.nullable and (field.required or field.is_set):
-            with w.block("else:"):
-                w(f"data[{name!r}] = None")
+    reference = w.ref(plan._from_item_reference, "reference")
+    # Lax fields hand pydantic text it parses later: a codec refusing a later field must
+    # not report before them. On any refusal the reference decodes the item again and
+    # reports the first bad field, as it always does.
+    with w.block("try:"):
+        for name, field in plan.fields.items():
+            _decode_field(w, name, field, lax=lax_field(plan.model, name))
+    with w.block(f"except {w.ref(ItemDecodeError, 'ItemDecodeError')}:"):
+        w(f"return {reference}(item)")
     fill = w.ref(plan._fill_from_keys, "fill_from_keys")
     model = w.ref(plan.model, "model")
     # `_fill_from_keys` only reads keys of which a field is missing: test those fields,
@@ -576,9 +567,33 @@ def build_item_decoder(plan: EntityPlan) -> Callable[..., Any]:
         # Lax fields handed pydantic stored text; on any failure the reference decodes
         # the item again, so errors (and the rare text only the codec reads, such as
         # "1E+2" for an int) come out exactly as the codecs give them.
-        w(f"return {w.ref(plan._from_item_reference, 'reference')}(item)")
+        w(f"return {reference}(item)")
     function: Callable[..., Any] = _compile("from_item", w.lines, w.values, plan.model.__qualname__)
     return function
+
+
+def _decode_field(w: Writer, name: str, field: FieldPlan, *, lax: bool) -> None:
+    """Emit the decoding of one field's stored attribute into ``data``."""
+    dec = w.ref(field.codec.from_av, "decode")
+    w(f"av = item.get({field.attribute!r})")
+    with w.block("if av is not None:"):
+        # The inline forms are the codecs' own fast paths; anything else goes to the codec.
+        inline = field.codec.fast.decode(w, "av", lax=lax)
+        if inline is None:
+            w(f"data[{name!r}] = {dec}(av)")
+        else:
+            with w.block("try:"):
+                w(f"data[{name!r}] = {inline.expression}")
+            with w.block(f"except ({inline.errors}):"):
+                w(f"data[{name!r}] = {dec}(av)")
+    if field.is_set and not field.nullable:
+        with w.block("else:"):
+            # An empty tuple is a constant: pydantic makes the empty set of a lax field
+            # from it without a call to build one first.
+            w(f"data[{name!r}] = {'()' if lax else 'set()'}")
+    elif field.nullable and (field.required or field.is_set):
+        with w.block("else:"):
+            w(f"data[{name!r}] = None")
 
 
 def install_generated_codecs(plan: EntityPlan) -> None:

@@ -14,6 +14,9 @@ The models (``--show NAME`` prints a model's hand-written encoder and decoder):
   nested maps and lists, ``set[str]``, ``Decimal``);
 * **random-N**: models drawn (seeded) from the supported field kinds, optional or not.
 
+Key fields hold identifiers, UUIDs, dashed ids and text with leading digits in turn
+(`_key_value`): every form but the identifier costs the encoder its escaping check.
+
 The hand-written side is what one writes for one class by hand: one dict literal per
 item with an expression per field (``{"N": str(v)}``, ``{"L": [{"M": ...} for ...]}``, a
 small recursive function for ``Any``), no checks, and ``model_validate`` of a dict built
@@ -516,11 +519,25 @@ def instances(spec: ModelSpec, model: type[st.Entity], n: int) -> list[st.Entity
                 continue
             values[name] = KINDS[kind_name].value(i + len(name))
         first, second = list(spec.fields)[:2]
-        values[first] = f"id{i % 50}"
+        values[first] = _key_value(i % 50)
         if spec.fields[second][0] == "str":
-            values[second] = f"item{i}"
+            values[second] = _key_value(i + 1)
         result.append(model(**values))
     return result
+
+
+def _key_value(i: int) -> str:
+    """Key text as applications hold it: identifiers, UUIDs, dashed ids, leading digits.
+
+    Only identifiers take the encoder's cheapest proof that nothing needs escaping.
+    """
+    forms = (
+        f"id{i}",
+        str(uuid.UUID(int=0x9E37_79B9_7F4A_7C15 * (i + 1))),
+        f"ord-{i:06d}",
+        f"{2026 - i % 7}-06-{1 + i % 28:02d}.{i}",
+    )
+    return forms[i % len(forms)]
 
 
 _BATCH = 25

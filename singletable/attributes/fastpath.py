@@ -510,7 +510,7 @@ class SetFast(FastPath):
             return None  # botocore may hand back bytearray-like values
         if lax:
             # pydantic builds the set from the stored list itself: converting it first made
-            # it build one set from another (a set[str] field 1.40x -> ~1.1x hand-written
+            # it build one set from another (a set[str] field 1.40x -> 1.05x hand-written
             # decode; benchmarks/README.md, "Issue 24, round 10").
             return DecodeExpr(f"{av}[{self.set_kind!r}]")
         make = "frozenset" if self.frozen else "set"

@@ -121,12 +121,6 @@ def _compile(
 # Encoder
 
 
-@functools.cache
-def _zero_escaped_bytes(escape_char: str) -> bytes:
-    """A `bytes.translate` table: 0 for every byte the escaping rewrites, others kept."""
-    return bytes(0 if b <= ord(escape_char) else b for b in range(256))
-
-
 def segment_cache_key(segment: FieldSegment) -> tuple[str, str]:
     """What identifies a segment's key text: the field, its codec and whether it is escaped."""
     codec = segment.codec
@@ -195,7 +189,10 @@ class _EncoderBuilder:
                 needs = ns.ref(re.compile(pattern).search, "needs_escape")
                 table = ns.ref(escaper._table, "escape_table")
                 lone = ns.ref(LONE_SURROGATE.search, "lone_surrogate")
-                zeroed = ns.ref(_zero_escaped_bytes(escaper.escape_char), "zero_escaped")
+                # A bytes.translate table: 0 for every byte the escaper rewrites.
+                rewritten = escaper._table
+                zeroed_bytes = bytes(0 if b in rewritten else b for b in range(256))
+                zeroed = ns.ref(zeroed_bytes, "zero_escaped")
                 # Cheap proofs that no character needs escaping, before the regex: an
                 # identifier; ASCII text whose bytes, with every byte to escape mapped to
                 # 0, hold no 0 (C loops of a few instructions a byte, where the regex

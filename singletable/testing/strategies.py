@@ -31,6 +31,7 @@ from typing import Any, Literal, TypeVar
 
 import annotated_types
 import pydantic
+import pydantic_core
 import typing_extensions
 
 try:
@@ -159,12 +160,19 @@ def key_floats() -> hs.SearchStrategy[float]:
 
 
 def timezones() -> hs.SearchStrategy[dt.tzinfo]:
-    """Fixed-offset timezones in -23:59..+23:59, some with seconds, and UTC."""
+    """Fixed-offset timezones in -23:59..+23:59, some with seconds, and UTC.
+
+    UTC comes as ``timezone.utc``, as a named zero offset (not that object) and as
+    pydantic's own ``TzInfo``, which pydantic gives a datetime it parses from text.
+    """
     minutes = hs.integers(min_value=-(24 * 60 - 1), max_value=24 * 60 - 1)
+    seconds = hs.integers(-86399, 86399)
     return hs.one_of(
         hs.just(UTC),
+        hs.just(dt.timezone(dt.timedelta(0), "GMT")),
         hs.builds(lambda m: dt.timezone(dt.timedelta(minutes=m)), minutes),
-        hs.builds(lambda s: dt.timezone(dt.timedelta(seconds=s)), hs.integers(-86399, 86399)),
+        hs.builds(lambda s: dt.timezone(dt.timedelta(seconds=s)), seconds),
+        hs.builds(pydantic_core.TzInfo, hs.just(0) | seconds),
     )
 
 

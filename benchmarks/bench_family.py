@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
+from pydantic_core import TzInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -204,12 +205,21 @@ _LINE_DEC = (
 KINDS: dict[str, Kind] = {
     "str": Kind(str, lambda i: f"value-{i % 41}", '{"S": v}', 'a["S"]'),
     "int": Kind(int, lambda i: i * 37 % 100_000, '{"N": str(v)}', 'int(a["N"])'),
-    "float": Kind(float, lambda i: i * 0.37 + 0.5, '{"N": repr(v)}', 'float(a["N"])'),
+    # Zero in every tenth value (stored as "0"), negative values below i = 40.
+    "float": Kind(
+        float,
+        lambda i: 0.0 if i % 10 == 0 else (i - 40) * 0.37 + 0.5,
+        '{"N": repr(v) if v else "0"}',
+        'float(a["N"])',
+    ),
     "decimal": Kind(Decimal, lambda i: Decimal(f"{i}.{i % 97:02d}"), '{"N": str(v)}', 'a["N"]'),
     "bool": Kind(bool, lambda i: i % 3 == 0, '{"BOOL": v}', 'a["BOOL"]'),
     "datetime": Kind(
         datetime,
-        lambda i: T0 + timedelta(seconds=i * 7, microseconds=i * 131 % 1_000_000),
+        # Every third value in UTC as pydantic parses it from text ("...Z"): its TzInfo.
+        lambda i: (T0 + timedelta(seconds=i * 7, microseconds=i * 131 % 1_000_000)).replace(
+            tzinfo=TzInfo(0) if i % 3 == 0 else timezone.utc
+        ),
         '{"S": v.isoformat(timespec="microseconds")}',
         'a["S"]',
     ),

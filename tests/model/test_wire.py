@@ -12,14 +12,15 @@ import datetime as dt
 import enum
 import uuid
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
+from pydantic_core import TzInfo
 
-from singletable import Entity, NativeGSI, Table
+from singletable import Entity, KeyFormat, NativeGSI, Table
 from singletable.attributes.size import MAX_ITEM_SIZE
 from singletable.examples import AuditEvent, sample_items
 from singletable.model.plan import EntityPlan
@@ -273,25 +274,41 @@ def test_native_gsi_parts_are_refused_empty_like_to_item(values: dict[str, Any])
 
 
 _ZONES = hs.sampled_from(
-    [None, dt.timezone.utc, dt.timezone(dt.timedelta(0)), dt.timezone(dt.timedelta(hours=-5))]
+    [
+        None,
+        dt.timezone.utc,
+        dt.timezone(dt.timedelta(0), "GMT"),
+        TzInfo(0),  # pydantic's, for a datetime it parses from "...Z"
+        dt.timezone(dt.timedelta(hours=-5)),
+    ]
 )
 
 
+class NaiveKeyed(Entity, table=Table("naive"), pk="N#{rid}", sk="AT#{ts}"):
+    """A key datetime whose codec takes naive values as UTC (its attribute stays naive)."""
+
+    rid: str
+    ts: Annotated[dt.datetime, KeyFormat(naive="utc")]
+
+
+@pytest.mark.parametrize("model", [AuditEvent, NaiveKeyed], ids=["aware-key", "naive-utc-key"])
 @settings(max_examples=200, deadline=None)
 @given(ts=hs.datetimes(timezones=_ZONES | hs.timezones()), seq=hs.integers(0, 999_999))
-def test_a_key_datetime_attribute_goes_to_the_wire_like_to_item(ts: dt.datetime, seq: int) -> None:
+def test_a_key_datetime_attribute_goes_to_the_wire_like_to_item(
+    model: type[Entity], ts: dt.datetime, seq: int
+) -> None:
     # The attribute's text is derived from the key's text of the same field (one
     # isoformat): any year, fraction and zone gives to_item's item, or its error.
-    plan = AuditEvent.plan()
-    obj = AuditEvent(
-        actor_id="a",
-        ts=dt.datetime(2026, 6, 23, tzinfo=dt.timezone.utc),
-        seq=seq,
-        action="x",
-        target="y",
-    )
+    plan = model.plan()
+    start = dt.datetime(2026, 6, 23, tzinfo=dt.timezone.utc)
+    if model is AuditEvent:
+        obj: Entity = AuditEvent(actor_id="a", ts=start, seq=seq, action="x", target="y")
+    else:
+        obj = NaiveKeyed(rid=str(seq), ts=start)
     obj.__dict__["ts"] = ts  # any value, as an assignment without validation leaves it
     same_wire(plan, obj)
+    if model is not AuditEvent:
+        return
     if ts.tzinfo is dt.timezone.utc:
         body = build_wire_encoder(plan)(obj)
         assert body is not None

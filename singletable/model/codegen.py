@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import linecache
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -90,16 +90,21 @@ def _compile(
     namespace: dict[str, Any],
     label: str,
     prologue: list[str] | None = None,
+    helpers: Sequence[tuple[str, list[str]]] = (),
 ) -> Any:
     """Compile ``def name(...)`` from its lines, with ``namespace`` as closure variables.
 
     The function is made inside a factory taking the namespace as parameters, so the
     generated code reads its constants and helpers as fast closure cells, not globals.
     With a ``prologue``, a second function ``name_own`` (the same body after the prologue
-    lines) is compiled in the same source, and the pair is returned.
+    lines) is compiled in the same source, and the pair is returned. ``helpers``
+    (signature and body lines) are defined first, in the same factory.
     """
     signature = "item, check=False" if name == "from_item" else "obj"
-    inner = f"    def {name}({signature}):\n" + "".join(f"    {line}\n" for line in body)
+    inner = "".join(
+        f"    def {head}:\n" + "".join(f"    {line}\n" for line in lines) for head, lines in helpers
+    )
+    inner += f"    def {name}({signature}):\n" + "".join(f"    {line}\n" for line in body)
     returned = name
     if prologue is not None:
         lines = [*prologue, *body]
@@ -119,6 +124,10 @@ def _compile(
 
 # --------------------------------------------------------------------------------------
 # Encoder
+
+
+#: The generated field-by-field encoder's name (no namespace name has this form).
+_FILL_FIELDS = "fill_fields"
 
 
 def segment_cache_key(segment: FieldSegment) -> tuple[str, str]:
@@ -150,6 +159,8 @@ class _EncoderBuilder:
         self.slow_keys: str | None = None
         #: Fields held by a string primary key segment, with that key's byte limit.
         self.primary_key_bytes: dict[str, int] = {}
+        #: Functions the encoder calls, compiled beside it: (signature, body lines).
+        self.helpers: list[tuple[str, list[str]]] = []
         for template in plan.primary.templates():
             if template.key_type == "S":
                 for name in template.fields:
@@ -397,12 +408,23 @@ class _EncoderBuilder:
         with w.block("else:"):
             body = ", ".join(f"{a!r}: {value}" for a, value in keys)
             w(f"item = {{{body}}}")
-            w("n = 0")
-            w("exact = 0")
-            for name, attribute, _encode in plan._encoders:
-                self.attribute(name, attribute)
-            for a, value in identity:
-                w(f"item[{a!r}] = {value}")
+            w(f"n, exact = {_FILL_FIELDS}(v, item)")
+        # The field-by-field encoder is a function of its own, shared by the encoder and
+        # the class's own method: the hot function keeps a fraction of the locals and the
+        # code (audit encode 1.25-1.26x -> 1.23-1.24x hand-written, bench_family, three
+        # runs each), and one copy of it is compiled instead of two (the first to_item of
+        # a class, which compiles, 3.5 -> 2.6 ms for reading, 6.1 -> 4.9 ms for purchase).
+        lines, depth = w.lines, w.depth
+        w.lines, w.depth = [], 1
+        w("n = 0")
+        w("exact = 0")
+        for name, attribute, _encode in plan._encoders:
+            self.attribute(name, attribute)
+        for a, value in identity:
+            w(f"item[{a!r}] = {value}")
+        w("return n, exact")
+        self.helpers.append((f"{_FILL_FIELDS}(v, item)", w.lines))
+        w.lines, w.depth = lines, depth
 
     def build(
         self, general: Callable[[BaseModel], Item] | None = None
@@ -471,7 +493,8 @@ class _EncoderBuilder:
         s("return item")
         label = plan.model.__qualname__
         if general is None:
-            encoder: Callable[[BaseModel], Item] = _compile("to_item", s.lines, s.values, label)
+            encoder: Callable[[BaseModel], Item]
+            encoder = _compile("to_item", s.lines, s.values, label, helpers=self.helpers)
             return encoder, None
         # The class's own method: an instance of another class (a subclass, called as
         # ``Parent.to_item(child)``) goes to the general method it replaces.
@@ -479,7 +502,7 @@ class _EncoderBuilder:
         other = ns.ref(general, "general_to_item")
         prologue = [f"    if type(obj) is not {model}:", f"        return {other}(obj)"]
         functions: tuple[Callable[[BaseModel], Item], Callable[[BaseModel], Item]]
-        functions = _compile("to_item", s.lines, s.values, label, prologue)
+        functions = _compile("to_item", s.lines, s.values, label, prologue, self.helpers)
         return functions
 
 

@@ -90,20 +90,35 @@ def _compile(
     namespace: dict[str, Any],
     label: str,
     prologue: list[str] | None = None,
-    helpers: Sequence[tuple[str, list[str]]] = (),
+    helpers: Sequence[tuple[str, str, list[str]]] = (),
+    signature: str | None = None,
 ) -> Any:
     """Compile ``def name(...)`` from its lines, with ``namespace`` as closure variables.
 
     The function is made inside a factory taking the namespace as parameters, so the
     generated code reads its constants and helpers as fast closure cells, not globals.
     With a ``prologue``, a second function ``name_own`` (the same body after the prologue
-    lines) is compiled in the same source, and the pair is returned. ``helpers``
-    (signature and body lines) are defined first, in the same factory.
+    lines) is compiled in the same source, and the pair is returned.
+
+    ``helpers`` (name, parameters, body lines) are functions the body calls, compiled on
+    their first call: until then the name holds a stub that compiles the helper (same
+    namespace), rebinds the name for every caller and calls it.
     """
-    signature = "item, check=False" if name == "from_item" else "obj"
-    inner = "".join(
-        f"    def {head}:\n" + "".join(f"    {line}\n" for line in lines) for head, lines in helpers
-    )
+    if signature is None:
+        signature = "item, check=False" if name == "from_item" else "obj"
+    inner = ""
+    for helper, params, lines in helpers:
+        build = f"_compile_{helper}"
+        namespace = {
+            **namespace,
+            build: functools.partial(_compile, helper, lines, namespace, label, signature=params),
+        }
+        inner += (
+            f"    def {helper}({params}):\n"
+            f"        nonlocal {helper}\n"
+            f"        {helper} = {build}()\n"
+            f"        return {helper}({params})\n"
+        )
     inner += f"    def {name}({signature}):\n" + "".join(f"    {line}\n" for line in body)
     returned = name
     if prologue is not None:
@@ -159,8 +174,9 @@ class _EncoderBuilder:
         self.slow_keys: str | None = None
         #: Fields held by a string primary key segment, with that key's byte limit.
         self.primary_key_bytes: dict[str, int] = {}
-        #: Functions the encoder calls, compiled beside it: (signature, body lines).
-        self.helpers: list[tuple[str, list[str]]] = []
+        #: Functions the encoder calls, compiled on their first call: (name, parameters,
+        #: body lines).
+        self.helpers: list[tuple[str, str, list[str]]] = []
         for template in plan.primary.templates():
             if template.key_type == "S":
                 for name in template.fields:
@@ -412,8 +428,10 @@ class _EncoderBuilder:
         # The field-by-field encoder is a function of its own, shared by the encoder and
         # the class's own method: the hot function keeps a fraction of the locals and the
         # code (audit encode 1.25-1.26x -> 1.23-1.24x hand-written, bench_family, three
-        # runs each), and one copy of it is compiled instead of two (the first to_item of
-        # a class, which compiles, 3.5 -> 2.6 ms for reading, 6.1 -> 4.9 ms for purchase).
+        # runs each). It is compiled when first called: a class whose instances all take
+        # the fast branch never compiles it (generating the encoders of the 20 entities of
+        # benchmarks/models20.py: 44.7 ms when both functions held this branch, 37 ms
+        # with it shared, 30-32 ms compiled on demand).
         lines, depth = w.lines, w.depth
         w.lines, w.depth = [], 1
         w("n = 0")
@@ -423,7 +441,7 @@ class _EncoderBuilder:
         for a, value in identity:
             w(f"item[{a!r}] = {value}")
         w("return n, exact")
-        self.helpers.append((f"{_FILL_FIELDS}(v, item)", w.lines))
+        self.helpers.append((_FILL_FIELDS, "v, item", w.lines))
         w.lines, w.depth = lines, depth
 
     def build(

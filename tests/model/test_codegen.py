@@ -414,6 +414,30 @@ def test_generated_source_is_kept_and_readable() -> None:
     assert "def from_item(item, check=False):" in PLAN._item_decoder.__singletable_source__  # type: ignore[attr-defined]
 
 
+def test_the_field_by_field_encoder_is_compiled_on_its_first_call() -> None:
+    table = Table("lazy-fill")
+
+    class Reading(Entity, table=table, pk="R#{rid}", sk="R"):
+        rid: str
+        level: float
+
+    def fill_fields() -> Any:
+        cells = dict(zip(encode.__code__.co_freevars, encode.__closure__ or (), strict=True))
+        return cells["fill_fields"].cell_contents
+
+    encode = build_item_encoder(Reading.plan(), epoch_seconds=epoch_seconds)
+    assert encode(Reading(rid="a", level=1.5))["level"] == {"N": "1.5"}
+    stub = fill_fields()
+    assert not hasattr(stub, "__singletable_source__")  # the fast branch never called it
+    off_fast_path = Reading.model_construct(rid="a", level=2)  # an int: the codec converts
+    assert encode(off_fast_path) == Reading.plan()._to_item_reference(off_fast_path)
+    compiled = fill_fields()
+    assert compiled is not stub
+    assert "item['level']" in compiled.__singletable_source__
+    assert encode(off_fast_path) == Reading.plan()._to_item_reference(off_fast_path)
+    assert fill_fields() is compiled  # compiled once
+
+
 def test_a_class_overriding_model_validate_is_decoded_through_its_override() -> None:
     # The decoder calls the class's validator directly only when model_validate is
     # pydantic's own; an override keeps being called, as the reference calls it.

@@ -386,6 +386,33 @@ def singletable_source() -> str:
     return "".join(out)
 
 
+_SAMPLE = {
+    "str": "'v1'",
+    "int": "7",
+    "float": "1.5",
+    "Decimal": "Decimal('9.99')",
+    "bool": "True",
+    "datetime": "datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)",
+    "date": "date(2026, 1, 2)",
+    "UUID": "UUID(int=1)",
+    "list[str]": "['a', 'b']",
+    "set[str]": "{'a', 'b'}",
+    "dict[str, str]": "{'k': 'v'}",
+    "Address": "Address(street='1 Main St', city='Springfield', postcode='12345', country='US')",
+}
+
+
+def samples_source() -> str:
+    """``SAMPLES``: one instance of each entity (every field set), after `singletable_source`."""
+    out = ["from datetime import timezone\n\nSAMPLES = [\n"]
+    for spec in ENTITIES:
+        fields = spec.fields.items()
+        values = ", ".join(f"{name}={_SAMPLE[kind.rstrip('?')]}" for name, kind in fields)
+        out.append(f"    {spec.name}({values}),\n")
+    out.append("]\n")
+    return "".join(out)
+
+
 def pydantic_source() -> str:
     """The same 20 models as plain pydantic models."""
     out = [_IMPORTS, "from pydantic import BaseModel\n\n\n", _ADDRESS]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import linecache
 import re
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -89,7 +90,7 @@ def _compile(
     body: list[str],
     namespace: dict[str, Any],
     label: str,
-    prologue: list[str] | None = None,
+    own: tuple[str, str] | None = None,
     helpers: Sequence[tuple[str, str, list[str]]] = (),
     signature: str | None = None,
 ) -> Any:
@@ -97,8 +98,15 @@ def _compile(
 
     The function is made inside a factory taking the namespace as parameters, so the
     generated code reads its constants and helpers as fast closure cells, not globals.
-    With a ``prologue``, a second function ``name_own`` (the same body after the prologue
-    lines) is compiled in the same source, and the pair is returned.
+
+    With ``own`` (a condition and a statement), a second function is returned with the
+    first: the same code, whose closure variable ``own`` is true, so that it runs the
+    statement when the condition holds before the body (the first function skips it).
+    One code object for both halves what is compiled: generating the encoders of the 20
+    entities of benchmarks/models20.py took 30-32 ms with two functions, 19 ms with one
+    (best of 7, process time); the test costs the first function one closure read, and
+    audit's encoding 320 instructions less than before the two shared a helper
+    (callgrind).
 
     ``helpers`` (name, parameters, body lines) are functions the body calls, compiled on
     their first call: until then the name holds a stub that compiles the helper (same
@@ -119,22 +127,34 @@ def _compile(
             f"        {helper} = {build}()\n"
             f"        return {helper}({params})\n"
         )
+    if own is not None:
+        condition, statement = own
+        inner += f"    {_OWN} = False\n"
+        body = [f"    if {_OWN} and {condition}:", f"        {statement}", *body]
     inner += f"    def {name}({signature}):\n" + "".join(f"    {line}\n" for line in body)
-    returned = name
-    if prologue is not None:
-        lines = [*prologue, *body]
-        inner += f"    def {name}_own({signature}):\n" + "".join(f"    {line}\n" for line in lines)
-        returned = f"{name}, {name}_own"
-    source = f"def _make({', '.join(namespace)}):\n{inner}    return {returned}\n"
+    source = f"def _make({', '.join(namespace)}):\n{inner}    return {name}\n"
     filename = f"<singletable {name} {label}>"
     code = compile(source, filename, "exec")
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     scope: dict[str, Any] = {}
     exec(code, scope)  # our own source, generated from the plan
     made = scope["_make"](**namespace)
-    for function in made if prologue is not None else (made,):
-        function.__singletable_source__ = source
-    return made
+    made.__singletable_source__ = source
+    if own is None:
+        return made
+    made_code = made.__code__
+    cells = tuple(
+        types.CellType(True) if free == _OWN else cell
+        for free, cell in zip(made_code.co_freevars, made.__closure__, strict=True)
+    )
+    other: Any = types.FunctionType(made_code, made.__globals__, name, made.__defaults__, cells)
+    other.__singletable_source__ = source
+    return made, other
+
+
+#: The closure variable telling `_compile`'s two functions apart (no namespace name has
+#: this form).
+_OWN = "own"
 
 
 # --------------------------------------------------------------------------------------
@@ -518,9 +538,9 @@ class _EncoderBuilder:
         # ``Parent.to_item(child)``) goes to the general method it replaces.
         model = ns.ref(plan.model, "model")
         other = ns.ref(general, "general_to_item")
-        prologue = [f"    if type(obj) is not {model}:", f"        return {other}(obj)"]
+        own = (f"type(obj) is not {model}", f"return {other}(obj)")
         functions: tuple[Callable[[BaseModel], Item], Callable[[BaseModel], Item]]
-        functions = _compile("to_item", s.lines, s.values, label, prologue, self.helpers)
+        functions = _compile("to_item", s.lines, s.values, label, own, self.helpers)
         return functions
 
 

@@ -621,7 +621,14 @@ def test_the_generated_encoder_becomes_each_class_to_item_and_keeps_classes_apar
     installed = Parent.__dict__["to_item"]
     assert installed is not Entity.to_item
     assert installed.__doc__ == Entity.to_item.__doc__
-    assert "def to_item_own(obj):" in installed.__singletable_source__  # type: ignore[attr-defined]
+    # One compiled code object: the class's method is the plan's encoder with its `own`
+    # closure variable true (an instance of another class goes to Entity.to_item).
+    encoder = Parent.plan()._item_encoder
+    assert installed is not encoder
+    assert installed.__code__ is encoder.__code__
+    assert "if own and type(obj) is not" in installed.__singletable_source__  # type: ignore[attr-defined]
+    assert Parent.plan().to_item(child) == Parent.plan()._to_item_reference(child)
+    assert Parent.plan().to_item(child)["PK"] == {"S": "P#x"}  # the plan's own encoding
     assert parent.to_item() == Parent.plan()._to_item_reference(parent)
     assert child.to_item() == Child.plan()._to_item_reference(child)
     assert child.to_item()["PK"] == {"S": "C#x"}

@@ -377,12 +377,17 @@ class _TextFast(FastPath):
     def expression(self, w: Writer, x: str) -> Expr:
         guard = f"{x}.__class__ is {w.ref(self.cls, self.cls.__name__)}"
         if self.cls is _dt.datetime:
-            # A value in UTC (whatever its tzinfo: pydantic parses "Z" as its own TzInfo)
-            # or naive is stored as its isoformat; any other offset is converted to UTC by
-            # the codec (`datetime_text`). `timezone.utc` is tested first, by identity.
+            # As `datetime_text`: a value in UTC (whatever its tzinfo: pydantic parses "Z"
+            # as its own TzInfo) or naive is stored as its isoformat, any other offset is
+            # converted to UTC first, inline (it used to send the whole item to the
+            # field-by-field encoder). `timezone.utc` is tested first, by identity.
             utc = w.ref(_dt.timezone.utc, "utc")
-            guard += f" and ({x}.tzinfo is {utc} or not {x}.utcoffset())"
-            return Expr(guard, "S", f"{x}.isoformat(timespec='microseconds')", static=32)
+            text = "isoformat(timespec='microseconds')"
+            value = (
+                f"({x}.{text} if {x}.tzinfo is {utc} or not {x}.utcoffset() "
+                f"else {x}.astimezone({utc}).{text})"
+            )
+            return Expr(guard, "S", value, static=32)
         if self.cls is _dt.date:
             return Expr(guard, "S", f"{x}.isoformat()", static=10)
         if self.cls is _dt.time:

@@ -368,7 +368,7 @@ def scalar_text(
 
 
 class _TextFast(FastPath):
-    """datetime (in UTC or naive), date, time (naive only) and UUID: their text, inline."""
+    """datetime (aware ones in UTC), date, time (naive only) and UUID: their text, inline."""
 
     def __init__(self, to_av: Encoder, cls: type[Any], *, nullable: bool) -> None:
         super().__init__(to_av, nullable=nullable)

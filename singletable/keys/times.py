@@ -136,34 +136,41 @@ class DatetimeCodec(KeyCodec[_dt.datetime]):
 
     def fast_text(self, w: Writer, x: str) -> tuple[str, str]:
         """See `KeyCodec.fast_text`."""
-        # Only an aware value at UTC offset zero: then the conversion to UTC is the
-        # identity and the text is the isoformat's prefix.
+        # An aware value: at UTC offset zero the text is the isoformat's prefix; at another
+        # offset, the prefix of the value minus its offset (as `encode`), for years 2..9998
+        # (no overflow) and offsets of whole seconds (the microsecond is the UTC value's).
+        # A '+02:00' timestamp used to send the whole item to the field-by-field encoder.
         # (``tzinfo is timezone.utc`` first: it spares the utcoffset() call, 335 ns.)
         offset = w.var("offset")
+        utc = w.ref(_UTC, "utc")
         condition = (
             f"{x}.__class__ is {w.ref(_dt.datetime, 'datetime')} and "
-            f"({x}.tzinfo is {w.ref(_UTC, 'utc')} or "
-            f"(({offset} := {x}.utcoffset()) is not None and not {offset}))"
+            f"({x}.tzinfo is {utc} or "
+            f"({offset} := {x}.utcoffset()) is not None and "
+            f"(not {offset} or not {offset}.microseconds and 1 < {x}.year < 9999))"
         )
         if self._divisor != 1:
             condition += f" and not {x}.microsecond % {self._divisor}"
+        # The offset is read only where the condition assigned it (tzinfo not utc).
+        value = f"({x} if {x}.tzinfo is {utc} or not {offset} else {x} - {offset})"
         orjson_dumps = _orjson()
         if orjson_dumps is None:
-            return condition, f"{x}.isoformat(timespec={self._timespec!r})[:{self._length}] + 'Z'"
+            iso = f"{value}.isoformat(timespec={self._timespec!r})"
+            return condition, f"{iso}[:{self._length}] + 'Z'"
         # orjson writes an aware datetime as '"YYYY-MM-DDTHH:MM:SS', then '.ffffff' only
-        # when the microsecond is not zero, then the offset: at offset zero its first 19
-        # characters (after the quote) and fraction are the isoformat's. It costs a
-        # third of `isoformat(timespec=...)` (CPython formats that through
-        # PyUnicode_FromFormat): 1640 -> 480 ns timeit, and a lean batch write of
-        # AuditEvents 63.8k -> 51.1k instructions an item (callgrind, with the
-        # utcoffset() shortcut above; benchmarks/README.md, "Lean batch writes").
+        # when the microsecond is not zero, then the offset: its first 19 characters
+        # (after the quote) and fraction are the isoformat's. It costs a third of
+        # `isoformat(timespec=...)` (CPython formats that through PyUnicode_FromFormat):
+        # 1640 -> 480 ns timeit, and a lean batch write of AuditEvents 63.8k -> 51.1k
+        # instructions an item (callgrind, with the utcoffset() shortcut above;
+        # benchmarks/README.md, "Lean batch writes").
         dumps = w.ref(orjson_dumps, "orjson_dumps")
         if self._divisor == 1_000_000:  # no fraction
-            return condition, f"{dumps}({x})[1:20].decode() + 'Z'"
+            return condition, f"{dumps}({value})[1:20].decode() + 'Z'"
         zeros = {"ms": ".000Z", "us": ".000000Z"}[self.precision]
         text = (
-            f"({dumps}({x})[1:{self._length + 1}].decode() + 'Z' if {x}.microsecond "
-            f"else {dumps}({x})[1:20].decode() + {zeros!r})"
+            f"({dumps}({value})[1:{self._length + 1}].decode() + 'Z' if {x}.microsecond "
+            f"else {dumps}({value})[1:20].decode() + {zeros!r})"
         )
         return condition, text
 

@@ -377,15 +377,14 @@ class _TextFast(FastPath):
     def expression(self, w: Writer, x: str) -> Expr:
         guard = f"{x}.__class__ is {w.ref(self.cls, self.cls.__name__)}"
         if self.cls is _dt.datetime:
-            # As `datetime_text`: a value in UTC (whatever its tzinfo: pydantic parses "Z"
-            # as its own TzInfo) or naive is stored as its isoformat, any other offset is
-            # converted to UTC first, inline (it used to send the whole item to the
+            # A value in UTC (whatever its tzinfo: pydantic parses "Z" as its own TzInfo)
+            # or naive is stored as its isoformat, inline; any other offset goes to
+            # `datetime_text`, which converts it (it used to send the whole item to the
             # field-by-field encoder). `timezone.utc` is tested first, by identity.
             utc = w.ref(_dt.timezone.utc, "utc")
-            text = "isoformat(timespec='microseconds')"
             value = (
-                f"({x}.{text} if {x}.tzinfo is {utc} or not {x}.utcoffset() "
-                f"else {x}.astimezone({utc}).{text})"
+                f"({x}.isoformat(timespec='microseconds') if {x}.tzinfo is {utc} "
+                f"or not {x}.utcoffset() else {w.ref(datetime_text, 'datetime_text')}({x}))"
             )
             return Expr(guard, "S", value, static=32)
         if self.cls is _dt.date:

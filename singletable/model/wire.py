@@ -222,9 +222,8 @@ class _WireBuilder(_EncoderBuilder):
         ``isoformat(timespec="microseconds")[:26] + "Z"``, so the attribute's text (also
         in UTC) is that prefix and "+00:00": one isoformat a datetime instead of two, and
         digits that need no JSON quoting. Not for a key codec taking naive values as UTC:
-        a naive attribute's text has no offset. It pays
-        1.1 µs an `AuditEvent` (timeit, 5.5 -> 4.4 µs a wire encoding;
-        benchmarks/README.md, "Lean batch writes").
+        a naive attribute's text has no offset. It pays 1.1 µs an `AuditEvent` (timeit,
+        5.5 -> 4.4 µs a wire encoding; benchmarks/README.md, "Lean batch writes").
         """
         if not (isinstance(fast, _TextFast) and fast.cls is datetime):
             return None

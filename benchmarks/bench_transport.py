@@ -27,6 +27,14 @@ a separate process, so its CPU is not counted: a moto server started here on a l
 port, or ``$SINGLETABLE_ENDPOINT`` (``scripts/dynamodb-local run -- python3
 benchmarks/bench_transport.py``).
 
+``--replay 0,10`` then times the candidates again against `replay_server.py`, which answers
+with the bytes the real server sent, after that many ms: the client work is the same,
+but no server process competes with it for the cores (DynamoDB Local's JVM does on a
+small host), and the wait before each answer is fixed. A client that waits longer pays
+more CPU per call on waking (caches and branch predictors cooled by the wait): the
+ratios at 0 and 10 ms show how much of a ratio is the server's, not the client's
+(benchmarks/README.md, "Issue 24, round 12").
+
 A breakdown first shows where botocore spends a call's client CPU (no server: a
 ``before-send`` hook answers with the server's recorded bytes): serialisation, parsing by
 shape, signing, endpoint resolution, and the rest (event hooks, request objects, retry
@@ -37,12 +45,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -239,23 +250,23 @@ class _Raw:
         yield self.body
 
 
-def breakdown(endpoint: str, write_params: dict[str, Any], repeat: int) -> None:
-    """Split one BatchWriteItem (25 items) and one Query page into botocore's phases."""
+Recorded = dict[str, tuple[int, dict[str, str], bytes]]
+
+
+def breakdown(endpoint: str, write_params: dict[str, Any], repeat: int) -> Recorded:
+    """Split one BatchWriteItem (25 items) and one Query page into botocore's phases.
+
+    Returns the server's answers it recorded, by operation name (``--replay`` sends
+    them again).
+    """
     recorder = make_client(endpoint)
-    bodies: dict[str, tuple[int, dict[str, str], bytes]] = {}
-
-    def record(http_response: Any, **kwargs: Any) -> None:
-        name = kwargs["context"]["operation_name"] if "context" in kwargs else None
-        if name:
-            bodies[name] = (http_response.status_code, dict(http_response.headers), b"")
-
     query_params: dict[str, Any] = {
         "TableName": demo.name,
         "KeyConditionExpression": "PK = :pk AND begins_with(SK, :p)",
         "ExpressionAttributeValues": {":pk": {"S": f"ACTOR#{ACTOR}"}, ":p": {"S": "EVT#"}},
     }
     # The bytes the server sent, captured once through a before-send pass-through.
-    captured: dict[str, tuple[int, dict[str, str], bytes]] = {}
+    captured: Recorded = {}
     http = recorder._endpoint.http_session
 
     def capture(request: Any, **_: Any) -> Any:
@@ -339,6 +350,7 @@ def breakdown(endpoint: str, write_params: dict[str, Any], repeat: int) -> None:
         print(f"    {'lean call without HTTP':32}{lean_whole:9.0f}  {json_us}")
         for name, us in lean_http.items():
             print(f"    {'  + HTTP, ' + name:32}{us:9.0f}")
+    return captured
 
 
 # -- main -----------------------------------------------------------------------------------------
@@ -348,36 +360,93 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="best of this many per candidate")
     parser.add_argument("--quick", action="store_true", help="one run each (smoke test)")
+    parser.add_argument(
+        "--replay",
+        default="",
+        metavar="MS[,MS...]",
+        help="then compare again on a server replaying the recorded answers after MS ms",
+    )
     args = parser.parse_args(argv)
     runs = 1 if args.quick else args.runs
+    latencies = [float(ms) for ms in args.replay.split(",") if ms]
     endpoint = os.environ.get("SINGLETABLE_ENDPOINT")
     server = None
     if not endpoint:
         endpoint, server = start_moto_server()
     try:
-        run(endpoint, runs, quick=args.quick)
+        run(endpoint, runs, quick=args.quick, latencies=latencies)
     finally:
         if server is not None:
             server.terminate()
             server.wait()
 
 
-def run(endpoint: str, runs: int, *, quick: bool) -> None:
+def run(endpoint: str, runs: int, *, quick: bool, latencies: list[float]) -> None:
+    client = make_client(endpoint)
+    db = Connection(client, transport="boto3")
+    if db.table_exists(demo):
+        db.delete_table(demo)
+    db.create_table(demo)
+    evs = write_events()
+    requests = chunks([e.to_item() for e in evs])
+    raw_write(lambda r: client.batch_write_item(**r), requests)  # load the partition
+    recorded = breakdown(endpoint, requests[0], repeat=3 if quick else 20)
+    where = "DynamoDB Local" if os.environ.get("SINGLETABLE_ENDPOINT") else "moto server"
+    compare(endpoint, where, evs, requests, runs, typed=True)
+    db.delete_table(demo)
+    for ms in latencies:
+        with replay_server(recorded, ms) as replay:
+            compare(replay, f"{where}'s answers replayed after {ms:g} ms", evs, requests, runs)
+
+
+@contextmanager
+def replay_server(recorded: Recorded, latency_ms: float) -> Iterator[str]:
+    """A `replay_server.py` process answering with ``recorded`` after ``latency_ms``."""
+    page = json.loads(recorded["Query"][2])
+    # Every Query gets this one page: it must be the whole partition.
+    assert "LastEvaluatedKey" not in page, "the partition came in several pages"
+    assert page["Count"] == len(query_events()), page["Count"]
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as answers:
+        json.dump(
+            {
+                op: [status, headers, body.decode("latin-1")]
+                for op, (status, headers, body) in recorded.items()
+            },
+            answers,
+        )
+        answers.flush()
+        script = Path(__file__).resolve().parent / "replay_server.py"
+        proc = subprocess.Popen(
+            [sys.executable, str(script), answers.name, str(latency_ms)], stdout=subprocess.PIPE
+        )
+        try:
+            assert proc.stdout is not None
+            port = int(proc.stdout.readline())
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            proc.terminate()
+            proc.wait()
+
+
+def compare(
+    endpoint: str,
+    where: str,
+    evs: list[AuditEvent],
+    requests: list[dict[str, Any]],
+    runs: int,
+    *,
+    typed: bool = False,
+) -> None:
+    """Time every candidate's write and query against ``endpoint``; print the table.
+
+    ``typed`` adds pydynox's Model (its own partitions: not for a replayed server, which
+    answers every query with ours).
+    """
     client = make_client(endpoint)
     db_boto3 = Connection(client, transport="boto3")
     db_lean = Connection(client, transport="lean")
     assert db_lean.transport == "lean"
-    if db_boto3.table_exists(demo):
-        db_boto3.delete_table(demo)
-    db_boto3.create_table(demo)
-    evs = write_events()
-    items = [e.to_item() for e in evs]
-    requests = chunks(items)
     transport = LeanTransport(client)
-
-    raw_write(lambda r: client.batch_write_item(**r), requests)  # load the partition
-    breakdown(endpoint, requests[0], repeat=3 if quick else 20)
-
     writes: dict[str, Callable[[], Any]] = {
         "boto3 raw": lambda: raw_write(lambda r: client.batch_write_item(**r), requests),
         "lean raw": lambda: raw_write(lambda r: transport.send("batch_write_item", r), requests),
@@ -407,11 +476,16 @@ def run(endpoint: str, runs: int, *, quick: bool) -> None:
             access_key=KEYS["aws_access_key_id"],
             secret_key=KEYS["aws_secret_access_key"],
         )
-        plain = [plain_dict(i) for i in items]
+        plain = [
+            plain_dict(r["PutRequest"]["Item"])
+            for c in requests
+            for r in c["RequestItems"][demo.name]
+        ]
         writes["pydynox"] = lambda: dyn.sync_batch_write(demo.name, put_items=plain)
         queries["pydynox"] = lambda: pydynox_query(dyn)
-        writes["pydynox Model"], queries["pydynox Model"] = pydynox_model(dyn, evs)
-        writes["pydynox Model"]()  # its partitions, for its query's warm-up below
+        if typed:
+            writes["pydynox Model"], queries["pydynox Model"] = pydynox_model(dyn, evs)
+            writes["pydynox Model"]()  # its partitions, for its query's warm-up below
 
     for func in queries.values():  # warm every path (and check it reads the partition)
         writes_done = func()
@@ -428,7 +502,6 @@ def run(endpoint: str, runs: int, *, quick: bool) -> None:
             results["query"][name] = min(results["query"].get(name, ms), ms)
 
     st_query(db_lean, check=True)  # the other candidates' writes left our items as they were
-    where = "DynamoDB Local" if os.environ.get("SINGLETABLE_ENDPOINT") else "moto server"
     print(f"\nclient CPU per item ({where}, best of {runs}; process_time, all threads)")
     print(f"  {'':20}{'write µs/item':>14}{'vs boto3':>9}{'query µs/item':>15}{'vs boto3':>9}")
     base_w = results["write"]["boto3 raw"] / N_WRITE
@@ -439,22 +512,22 @@ def run(endpoint: str, runs: int, *, quick: bool) -> None:
         print(f"  {name:20}{w * 1e3:14.1f}{w / base_w:8.2f}x{q * 1e3:15.1f}{q / base_q:8.2f}x")
     if pydynox is None:
         print("  pydynox: not installed (pip install pydynox) - no comparison")
-    else:
-        for kind, per in (("write", N_WRITE), ("query", len(expected))):
-            ours = results[kind]["singletable lean"] / per
-            theirs = results[kind]["pydynox"] / per
-            typed = results[kind]["pydynox Model"] / per
-            verdict = "ok" if ours <= theirs else "OVER"
-            print(
-                f"  {kind}: singletable lean {ours * 1e3:.1f} vs pydynox {theirs * 1e3:.1f} "
-                f"µs/item ({ours / theirs:.2f}x, target <= 1.00x) {verdict}"
-            )
+        return
+    for kind, per in (("write", N_WRITE), ("query", len(expected))):
+        ours = results[kind]["singletable lean"] / per
+        theirs = results[kind]["pydynox"] / per
+        verdict = "ok" if ours <= theirs else "OVER"
+        print(
+            f"  {kind}: singletable lean {ours * 1e3:.1f} vs pydynox {theirs * 1e3:.1f} "
+            f"µs/item ({ours / theirs:.2f}x, target <= 1.00x) {verdict}"
+        )
+        if typed:
             # Not a target: what pydynox's own typed layer costs for the same entities.
+            typed_us = results[kind]["pydynox Model"] / per
             print(
                 f"  {kind}, entities both sides: singletable lean {ours * 1e3:.1f} vs pydynox "
-                f"Model {typed * 1e3:.1f} µs/item ({ours / typed:.2f}x)"
+                f"Model {typed_us * 1e3:.1f} µs/item ({ours / typed_us:.2f}x)"
             )
-    db_boto3.delete_table(demo)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import datetime
+import gc
 import json
 import zlib
 from collections.abc import Callable, Iterator
@@ -292,6 +293,47 @@ def test_binary_key_check_equals_the_plain_search(chunks: list[bytes], looks: in
     with patch.object(lean, "_B_LOOKS", looks):
         got = lean.has_binary_keys(content)
     assert got == (b'"B"' in content or b'"BS"' in content)
+
+
+def _page(items: int) -> bytes:
+    item = {"PK": {"S": "A#1"}, "SK": {"S": "E#2"}, "n": {"N": "3"}, "m": {"M": {"k": {"S": "v"}}}}
+    return json.dumps({"Items": [item] * items, "Count": items}).encode()
+
+
+@pytest.mark.parametrize("loads", [lean._loads, json.loads], ids=["default", "stdlib"])
+def test_a_page_is_parsed_without_a_collection(loads: Callable[[bytes], Any]) -> None:
+    # 2,000 items allocate ~16,000 containers: ~23 collections if the collector ran.
+    body = _page(2000)
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        with patch.object(lean, "_loads", loads):
+            page = lean.parse_body(body)
+            during = len(collections)
+        assert gc.isenabled()  # on again afterwards
+        assert during == 0, collections
+        unguarded = loads(body)
+        assert len(collections) > 0  # the same parse, unguarded, does collect
+    finally:
+        gc.callbacks.remove(count)
+    assert page == unguarded == json.loads(body)
+
+
+def test_parsing_leaves_the_collector_as_it_found_it() -> None:
+    gc.disable()
+    try:
+        assert lean.parse_body(_page(3))["Count"] == 3
+        assert not gc.isenabled()  # switched off by the caller: stays off
+    finally:
+        gc.enable()
+    with pytest.raises(json.JSONDecodeError):  # orjson's subclasses it
+        lean.parse_body(b'{"Items": [')
+    assert gc.isenabled()  # and on after a failed parse
 
 
 def test_binary_key_check_examples() -> None:

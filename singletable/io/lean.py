@@ -46,7 +46,6 @@ customised through those should keep the default transport.
 from __future__ import annotations
 
 import base64
-import gc
 import hashlib
 import hmac
 import json
@@ -69,6 +68,7 @@ from botocore.parsers import create_parser
 from singletable.io import botocore_internals as internals
 from singletable.io.lean_endpoint import EndpointMemo
 from singletable.io.lean_http import http_session
+from singletable.model.collector import collector_held_off
 from singletable.model.wire import decode_attribute_value, encode_other
 
 orjson: ModuleType | None
@@ -96,26 +96,16 @@ _loads: Callable[[bytes], Any] = orjson.loads if orjson is not None else json.lo
 
 
 def parse_body(body: bytes) -> Any:
-    """``_loads(body)`` with the cyclic garbage collector held off while it runs.
+    """``_loads(body)`` with the cyclic collector held off (`collector_held_off`).
 
-    A page's parse allocates a container per attribute value, and each 700 allocations
-    start a collection: a 1,000-item Query page started ~25 young and 2 middle-aged
-    collections, and every few pages a full one over the whole process, walking the
-    page's dicts again at each step. Held off, the page is walked once, after the parse
-    (which holds the GIL and runs no Python code, so no other thread sees the collector
-    off). 1,000-item AuditEvent queries over a loopback server, per item over 20 of
-    them (callgrind): singletable 67,499 -> 62,944 instructions (results kept alive),
-    the lean transport alone 30,351 -> 27,053; collections per query, young / middle /
-    full, 24.6 / 2.2 / 0.2 -> 5.5 / 0.5 / 0.05 (benchmarks/README.md, "Issue 24, round
-    12"). A collector the caller switched off stays off.
+    The parse is one C call holding the GIL: no other thread runs while the collector is
+    off. 1,000-item AuditEvent queries over a loopback server, per item over 20 of them
+    (callgrind): singletable 67,499 -> 62,944 instructions (results kept alive), the
+    lean transport alone 30,351 -> 27,053; collections per query, young / middle / full,
+    24.6 / 2.2 / 0.2 -> 5.5 / 0.5 / 0.05 (benchmarks/README.md, "Issue 24, round 12").
     """
-    if not gc.isenabled():
+    with collector_held_off():
         return _loads(body)
-    gc.disable()
-    try:
-        return _loads(body)
-    finally:
-        gc.enable()
 
 
 #: Pre-serialised JSON that ``orjson.dumps`` embeds as it is (orjson >= 3.9, what the

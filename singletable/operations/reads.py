@@ -20,6 +20,7 @@ from singletable.errors import CursorError, QueryError
 from singletable.expressions.conditions import Condition, render_condition
 from singletable.expressions.paths import Placeholders
 from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES
+from singletable.model.collector import collector_held_off
 from singletable.model.jobs import is_reserved_item
 from singletable.model.plan import item_plan, native_key_types
 from singletable.operations.cursor import fingerprint, make_cursor, read_cursor
@@ -324,27 +325,32 @@ class BaseQuery(Generic[T]):
             page.consumed_capacity = consumed_units(response)
             last_item: Item | None = None
             stopped_early = False
-            for item in response.get("Items", []):
-                if remaining is not None and remaining <= 0:
-                    stopped_early = True
-                    break
-                last_item = item
-                if (
-                    excluded is not None
-                    and sk_attribute
-                    and item.get(sk_attribute, {}).get("S") == excluded
-                ):
-                    continue
-                value = decode(item)
-                if value is None:
-                    # Uniqueness guards and job items are the table's own bookkeeping,
-                    # not unknown items.
-                    if not is_reserved_item(self.table, item):
-                        page.unknown.append(item)
-                    continue
-                page.items.append(value)
-                if remaining is not None:
-                    remaining -= 1
+            # The page's entities are built with the collector held off (no wait
+            # inside: the page is here): 20 1,000-item AuditEvent queries, callgrind,
+            # 62,262 -> 60,126 instructions an item (benchmarks/README.md, "Issue 24,
+            # round 12").
+            with collector_held_off():
+                for item in response.get("Items", []):
+                    if remaining is not None and remaining <= 0:
+                        stopped_early = True
+                        break
+                    last_item = item
+                    if (
+                        excluded is not None
+                        and sk_attribute
+                        and item.get(sk_attribute, {}).get("S") == excluded
+                    ):
+                        continue
+                    value = decode(item)
+                    if value is None:
+                        # Uniqueness guards and job items are the table's own bookkeeping,
+                        # not unknown items.
+                        if not is_reserved_item(self.table, item):
+                            page.unknown.append(item)
+                        continue
+                    page.items.append(value)
+                    if remaining is not None:
+                        remaining -= 1
             last_key = response.get("LastEvaluatedKey")
             more = last_key is not None or stopped_early
             finished = remaining is not None and remaining <= 0

@@ -7,13 +7,17 @@ item, whatever its identifier attributes hold, must come out exactly as `_decode
 
 from __future__ import annotations
 
+import gc
 from datetime import datetime, timezone
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
+from pydantic import field_validator
 
 from singletable import GSI, Entity, IndexKeys, Projection, Table
+from singletable.operations.stream import Emit
 
 table = Table(
     "page-decoding",
@@ -42,6 +46,21 @@ class NoteV2(Entity, table=table, pk="N#{owner}", sk="NOTE#{at}", name="Note", v
 class Other(Entity, table=table, pk="N#{owner}", sk="OTHER#{n}"):
     owner: str
     n: int
+
+
+#: gc.isenabled() as each Probe was validated.
+COLLECTOR_ON: list[bool] = []
+
+
+class Probe(Entity, table=table, pk="N#{owner}", sk="PROBE#{n}"):
+    owner: str
+    n: int
+
+    @field_validator("n")
+    @classmethod
+    def _record(cls, n: int) -> int:
+        COLLECTOR_ON.append(gc.isenabled())
+        return n
 
 
 AT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -107,3 +126,24 @@ def test_the_plain_case_decodes_the_entity() -> None:
     assert decode(GOOD) == Note(owner="o", at=AT, text="hi")
     assert decode(Other(owner="o", n=1).to_item()) is None
     assert decode(NoteV2(owner="o", at=AT, body="b").to_item()) is None
+
+
+def test_a_page_is_decoded_with_the_collector_held_off() -> None:
+    items = [Probe(owner="o", n=n).to_item() for n in range(3)]
+    stream = Probe.query(owner="o").stream_pages(cursors=False)
+    next(stream)  # the Call
+    COLLECTOR_ON.clear()
+    out = stream.send({"Items": items})
+    assert isinstance(out, Emit)
+    assert [p.n for p in out.value.items] == [0, 1, 2]
+    assert COLLECTOR_ON == [False, False, False]
+    assert gc.isenabled()
+
+
+def test_the_collector_is_on_again_when_a_page_fails_to_decode() -> None:
+    bad = {**Probe(owner="o", n=1).to_item(), "n": {"S": "not a number"}}
+    stream = Probe.query(owner="o").stream_pages(cursors=False)
+    next(stream)
+    with pytest.raises(Exception, match="n"):
+        stream.send({"Items": [bad]})
+    assert gc.isenabled()

@@ -98,11 +98,12 @@ _loads: Callable[[bytes], Any] = orjson.loads if orjson is not None else json.lo
 def parse_body(body: bytes) -> Any:
     """``_loads(body)`` with the cyclic collector held off (`collector_held_off`).
 
-    The parse is one C call holding the GIL: no other thread runs while the collector is
-    off. 1,000-item AuditEvent queries over a loopback server, per item over 20 of them
-    (callgrind): singletable 67,499 -> 62,944 instructions (results kept alive), the
-    lean transport alone 30,351 -> 27,053; collections per query, young / middle / full,
-    24.6 / 2.2 / 0.2 -> 5.5 / 0.5 / 0.05 (benchmarks/README.md, "Issue 24, round 12").
+    The parse is one C call holding the GIL: no other thread runs during it, only (if
+    the interpreter switches) for an instant before or after. 1,000-item AuditEvent
+    queries over a loopback server, per item over 20 of them (callgrind): singletable
+    67,499 -> 62,944 instructions (results kept alive), the lean transport alone 30,351
+    -> 27,053; collections per query, young / middle / full, 24.6 / 2.2 / 0.2 -> 5.5 /
+    0.5 / 0.05 (benchmarks/README.md, "Issue 24, round 12").
     """
     with collector_held_off():
         return _loads(body)

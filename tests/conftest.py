@@ -40,6 +40,7 @@ reaching for these markers, unless the difference is the backend's, not ours.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 import uuid
@@ -262,6 +263,23 @@ def transport_name(pytestconfig: pytest.Config) -> str:
 def executor_kind(request: pytest.FixtureRequest) -> str:
     """``"sync"`` or ``"async"``: the executor ``tests.integration._executors.connect`` builds."""
     return str(getattr(request, "param", "sync"))
+
+
+@pytest.fixture
+def default_collector() -> Iterator[None]:
+    """The cyclic collector on, at the interpreter's default thresholds, nothing due.
+
+    For tests about when it runs: mypy, run in-process by the typing tests, raises the
+    first threshold to 200,000 and leaves it so. Restored afterwards.
+    """
+    enabled, thresholds = gc.isenabled(), gc.get_threshold()
+    gc.enable()
+    gc.set_threshold(700, 10, 10)
+    gc.collect()  # counts from zero: no collection is due as the test starts
+    yield
+    gc.set_threshold(*thresholds)
+    if not enabled:
+        gc.disable()
 
 
 @pytest.fixture(scope="session")

@@ -301,6 +301,7 @@ def _page(items: int) -> bytes:
 
 
 @pytest.mark.parametrize("loads", [lean._loads, json.loads], ids=["default", "stdlib"])
+@pytest.mark.usefixtures("default_collector")
 def test_a_page_is_parsed_without_a_collection(loads: Callable[[bytes], Any]) -> None:
     # 2,000 items allocate ~16,000 containers: ~23 collections while an unguarded parse
     # runs; held off, at most one at its end (on leaving the block: a young one, or an
@@ -327,6 +328,7 @@ def test_a_page_is_parsed_without_a_collection(loads: Callable[[bytes], Any]) ->
     assert page == unguarded == json.loads(body)
 
 
+@pytest.mark.usefixtures("default_collector")
 def test_parsing_leaves_the_collector_as_it_found_it() -> None:
     gc.disable()
     try:

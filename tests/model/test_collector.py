@@ -8,6 +8,8 @@ import pytest
 
 from singletable.model.collector import collector_held_off
 
+pytestmark = pytest.mark.usefixtures("default_collector")
+
 
 def test_the_collector_is_off_inside_and_on_again_after() -> None:
     assert gc.isenabled()

@@ -128,6 +128,7 @@ def test_the_plain_case_decodes_the_entity() -> None:
     assert decode(NoteV2(owner="o", at=AT, body="b").to_item()) is None
 
 
+@pytest.mark.usefixtures("default_collector")
 def test_a_page_is_decoded_with_the_collector_held_off() -> None:
     items = [Probe(owner="o", n=n).to_item() for n in range(3)]
     stream = Probe.query(owner="o").stream_pages(cursors=False)
@@ -140,6 +141,7 @@ def test_a_page_is_decoded_with_the_collector_held_off() -> None:
     assert gc.isenabled()
 
 
+@pytest.mark.usefixtures("default_collector")
 def test_the_collector_is_on_again_when_a_page_fails_to_decode() -> None:
     bad = {**Probe(owner="o", n=1).to_item(), "n": {"S": "not a number"}}
     stream = Probe.query(owner="o").stream_pages(cursors=False)
@@ -147,3 +149,16 @@ def test_the_collector_is_on_again_when_a_page_fails_to_decode() -> None:
     with pytest.raises(Exception, match="n"):
         stream.send({"Items": [bad]})
     assert gc.isenabled()
+
+
+def test_the_page_decoder_of_a_plan_never_used_generates_its_decoder() -> None:
+    fresh = Table("page-decoding-fresh")
+
+    class Fresh(Entity, table=fresh, pk="F#{k}", sk="F"):
+        k: str
+
+    decode = Fresh.query(k="a")._item_decoder()  # before any item was decoded
+    item = Fresh(k="a").to_item()
+    assert decode(item) == Fresh(k="a")
+    assert decode({**item, "_et": {"S": "Other"}}) is None  # handed to _decode
+    assert Fresh.from_item(item) == Fresh(k="a")  # the plan's own decoder, generated once

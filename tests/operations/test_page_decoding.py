@@ -17,6 +17,7 @@ from hypothesis import strategies as hs
 from pydantic import field_validator
 
 from singletable import GSI, Entity, IndexKeys, Projection, Table
+from singletable.errors import ItemDecodeError
 from singletable.operations.stream import Emit
 
 table = Table(
@@ -146,7 +147,7 @@ def test_the_collector_is_on_again_when_a_page_fails_to_decode() -> None:
     bad = {**Probe(owner="o", n=1).to_item(), "n": {"S": "not a number"}}
     stream = Probe.query(owner="o").stream_pages(cursors=False)
     next(stream)
-    with pytest.raises(Exception, match="n"):
+    with pytest.raises(ItemDecodeError, match=r"Probe\.n: expected a stored N"):
         stream.send({"Items": [bad]})
     assert gc.isenabled()
 

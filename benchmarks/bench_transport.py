@@ -392,11 +392,11 @@ def run(endpoint: str, runs: int, *, quick: bool, latencies: list[float]) -> Non
     raw_write(lambda r: client.batch_write_item(**r), requests)  # load the partition
     recorded = breakdown(endpoint, requests[0], repeat=3 if quick else 20)
     where = "DynamoDB Local" if os.environ.get("SINGLETABLE_ENDPOINT") else "moto server"
-    compare(endpoint, where, evs, requests, runs, typed=True)
+    compare(endpoint, where, evs, runs, typed=True)
     db.delete_table(demo)
     for ms in latencies:
         with replay_server(recorded, ms) as replay:
-            compare(replay, f"{where}'s answers replayed after {ms:g} ms", evs, requests, runs)
+            compare(replay, f"{where}'s answers replayed after {ms:g} ms", evs, runs)
 
 
 @contextmanager
@@ -432,7 +432,6 @@ def compare(
     endpoint: str,
     where: str,
     evs: list[AuditEvent],
-    requests: list[dict[str, Any]],
     runs: int,
     *,
     typed: bool = False,
@@ -447,6 +446,8 @@ def compare(
     db_lean = Connection(client, transport="lean")
     assert db_lean.transport == "lean"
     transport = LeanTransport(client)
+    items = [e.to_item() for e in evs]
+    requests = chunks(items)
     writes: dict[str, Callable[[], Any]] = {
         "boto3 raw": lambda: raw_write(lambda r: client.batch_write_item(**r), requests),
         "lean raw": lambda: raw_write(lambda r: transport.send("batch_write_item", r), requests),
@@ -476,11 +477,7 @@ def compare(
             access_key=KEYS["aws_access_key_id"],
             secret_key=KEYS["aws_secret_access_key"],
         )
-        plain = [
-            plain_dict(r["PutRequest"]["Item"])
-            for c in requests
-            for r in c["RequestItems"][demo.name]
-        ]
+        plain = [plain_dict(i) for i in items]
         writes["pydynox"] = lambda: dyn.sync_batch_write(demo.name, put_items=plain)
         queries["pydynox"] = lambda: pydynox_query(dyn)
         if typed:

@@ -137,12 +137,25 @@ class Connection:
             EndpointError: The endpoint could not be reached (after botocore's retries).
             ConfigurationError: No credentials were found.
         """
+        return self._request(action, params, None)
+
+    def _request(
+        self,
+        action: str,
+        params: dict[str, Any],
+        decode_body: Callable[[bytes], dict[str, Any] | None] | None,
+    ) -> dict[str, Any]:
+        # ``decode_body`` (`Call.decode_body`) decodes a successful response's body where
+        # the transport is the lean one and no listener watches the responses.
         client = self.client
         sent = params
         for listener in self.listeners:
             sent = listener.sending(action, sent)
         try:
-            response: dict[str, Any] = self._send(action, sent)
+            if decode_body is None or self.listeners:
+                response: dict[str, Any] = self._send(action, sent)
+            else:
+                response = self._send(action, sent, decode_body)
         except REQUEST_ERRORS as exc:
             error = request_error(exc, client)
             if error is None:
@@ -155,7 +168,16 @@ class Connection:
             listener.answered(action, params, response, None)
         return response
 
-    def _send_boto3(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
+    def _call(self, step: Call) -> dict[str, Any]:
+        # A subclass's own `call` (a test double, a recorder) gets the responses as
+        # DynamoDB sent them, as the listeners do: it is given no body decoder.
+        if step.decode_body is None or type(self).call is not Connection.call:
+            return self.call(step.action, step.params)
+        return self._request(step.action, step.params, step.decode_body)
+
+    def _send_boto3(
+        self, action: str, params: dict[str, Any], decode_body: object = None
+    ) -> dict[str, Any]:
         response: dict[str, Any] = getattr(self.client, action)(**params)
         return response
 
@@ -167,13 +189,13 @@ class Connection:
             return None
         if trace is None:
             try:
-                return self.call(step.action, step.params)
+                return self._call(step)
             except ServiceError as exc:
                 return exc
         outcome: Outcome = None
         trace.before(step)
         try:
-            outcome = self.call(step.action, step.params)
+            outcome = self._call(step)
         except ServiceError as exc:
             outcome = exc
         finally:

@@ -400,8 +400,18 @@ class LeanTransport:
         self._operations[action] = operation
         return operation
 
-    def send(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Send one request and return the response as the boto3 client would."""
+    def send(
+        self,
+        action: str,
+        params: dict[str, Any],
+        decode_body: Callable[[bytes], dict[str, Any] | None] | None = None,
+    ) -> dict[str, Any]:
+        """Send one request and return the response as the boto3 client would.
+
+        ``decode_body`` decodes a successful response's body in place of the parse,
+        unless the body holds binary values (base64 text botocore's shape decodes) or
+        it answers ``None`` (`singletable.model.pages`).
+        """
         operation = self._operation(action)
         if operation is None:
             response: dict[str, Any] = getattr(self._client, action)(**params)
@@ -433,7 +443,9 @@ class LeanTransport:
             parsed["ResponseMetadata"]["RetryAttempts"] = attempts - 1
             self._raise_client_error(operation, parsed)
         # What the retry handler noted (MaxAttemptsReached) is kept, as botocore keeps it.
-        return self._parse(operation, http_response, parsed["ResponseMetadata"], attempts - 1)
+        return self._parse(
+            operation, http_response, parsed["ResponseMetadata"], attempts - 1, decode_body
+        )
 
     def _request_url(self, operation: _Operation, endpoint_url: str) -> str:
         # The endpoint joined with the operation's request URI ("/"), by botocore's rule.
@@ -576,13 +588,18 @@ class LeanTransport:
         http_response: AWSResponse,
         metadata: dict[str, Any],
         retries: int,
+        decode_body: Callable[[bytes], dict[str, Any] | None] | None = None,
     ) -> dict[str, Any]:
         content = http_response.content
-        data = parse_body(content) if content else {}
         # A binary attribute value is a "B" or "BS" key; a body without either text needs
         # no attribute map visited. (JSON could spell the key with \u escapes; no DynamoDB
         # endpoint does, and a false positive only costs the walk.)
-        convert = operation.with_blobs if has_binary_keys(content) else operation.without_blobs
+        binary = has_binary_keys(content)
+        data = decode_body(content) if decode_body is not None and content and not binary else None
+        if data is None:
+            data = parse_body(content) if content else {}
+        # (A decoded page's items are final: no converter visits an attribute map here.)
+        convert = operation.with_blobs if binary else operation.without_blobs
         parsed: dict[str, Any] = convert(data) if convert is not None else data
         headers = http_response.headers
         request_id = headers.get("x-amzn-requestid")

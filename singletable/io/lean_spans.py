@@ -11,6 +11,7 @@ point). tests/io/test_telemetry.py compares the two call by call.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable, Mapping
@@ -161,20 +162,26 @@ def _client_call(
 
 
 def lean_sender(
-    send: Callable[[str, dict[str, Any]], dict[str, Any]],
+    send: Callable[..., dict[str, Any]],
     supports: Callable[[str], bool],
     client: Any,
-) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
+) -> Callable[..., dict[str, Any]]:
     """The lean transport's ``send``, making the client span botocore's instrumentation would.
 
     Calls the lean path hands to the boto3 client (`supports` says no) are left to
     botocore's own instrumentation.
     """
 
-    def traced_send(action: str, params: dict[str, Any]) -> dict[str, Any]:
+    def traced_send(action: str, params: dict[str, Any], decode_body: Any = None) -> dict[str, Any]:
         instruments = telemetry.resolve()
         if instruments is None or not supports(action) or not _botocore_instrumented():
-            return send(action, params)
-        return _client_call(send, action, params, client, instruments.tracer)
+            return send(action, params, decode_body)
+        return _client_call(
+            functools.partial(send, decode_body=decode_body),
+            action,
+            params,
+            client,
+            instruments.tracer,
+        )
 
     return traced_send

@@ -27,6 +27,7 @@ registered with `linecache`, so tracebacks show the generated lines.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import linecache
 import re
@@ -43,9 +44,17 @@ from singletable.errors import ItemDecodeError
 from singletable.keys.escaping import LONE_SURROGATE
 from singletable.keys.templates import FieldSegment, KeyTemplate
 from singletable.model.plan import EntityPlan, FieldPlan, KeyPlan, epoch_seconds
-from singletable.types import AttributeValue, Item
+from singletable.types import AttributeValue, Item, frozen_dataclass
 
-__all__ = ["GENERAL_TO_ITEM", "GENERATED_TO_ITEM", "build_item_decoder", "build_item_encoder"]
+__all__ = [
+    "GENERAL_TO_ITEM",
+    "GENERATED_TO_ITEM",
+    "MODEL_VALIDATE",
+    "FieldDecoding",
+    "build_field_decoder",
+    "build_item_decoder",
+    "build_item_encoder",
+]
 
 #: Set (true) on the general ``to_item`` method a class may have its encoder replace.
 GENERAL_TO_ITEM = "__singletable_general_to_item__"
@@ -60,7 +69,7 @@ _UUID_CHARS = 36
 #: ``-10**38 < n < 10**38``: ints the attribute codec writes without further checks.
 _INT_FAST_BOUND = 10**38
 #: pydantic's own ``BaseModel.model_validate`` (the function under the classmethod).
-_MODEL_VALIDATE = BaseModel.model_validate.__func__  # type: ignore[attr-defined]
+MODEL_VALIDATE = BaseModel.model_validate.__func__  # type: ignore[attr-defined]
 
 
 def _utf8_len(text: str) -> int:
@@ -628,7 +637,7 @@ def build_item_decoder(plan: EntityPlan) -> Callable[..., Any]:
     # model_validate keeps it.
     validate = (
         f"{model}.__pydantic_validator__.validate_python"
-        if getattr(plan.model.model_validate, "__func__", None) is _MODEL_VALIDATE
+        if getattr(plan.model.model_validate, "__func__", None) is MODEL_VALIDATE
         else f"{model}.model_validate"
     )
     with w.block("try:"):
@@ -665,6 +674,47 @@ def _decode_field(w: Writer, name: str, field: FieldPlan, *, lax: bool) -> None:
     elif field.nullable and (field.required or field.is_set):
         with w.block("else:"):
             w(f"data[{name!r}] = None")
+
+
+@frozen_dataclass
+class FieldDecoding:
+    """What the generated decoder hands pydantic for one field's attribute value ``av``."""
+
+    #: The function of ``av`` computing it: the decoder's inline expression, and the
+    #: codec where the expression fails.
+    decode: Callable[[Any], Any]
+    #: Set when the expression is ``av[tag]`` or ``convert(av[tag])``.
+    tag: str | None = None
+    convert: Callable[[Any], Any] | None = None
+
+
+#: ``av['S']``, and ``parse(av['S'])``, for the attribute value types matched here.
+_STORED_VALUE = re.compile(r"av\['(S|N|BOOL|SS|NS)'\]")
+_CONVERTED_VALUE = re.compile(r"(\w+)\(av\['(S|N|BOOL|SS|NS)'\]\)")
+
+
+def build_field_decoder(field: FieldPlan, *, lax: bool) -> FieldDecoding:
+    """How the generated decoder (`build_item_decoder`) reads ``field``'s attribute value."""
+    w = Writer(depth=1)
+    dec = w.ref(field.codec.from_av, "decode")
+    inline = field.codec.fast.decode(w, "av", lax=lax)
+    if inline is None:
+        return FieldDecoding(field.codec.from_av)
+    with w.block("try:"):
+        w(f"return {inline.expression}")
+    with w.block(f"except ({inline.errors}):"):
+        w(f"return {dec}(av)")
+    decode = _compile("decode_field", w.lines, w.values, field.name, signature="av")
+    stored = _STORED_VALUE.fullmatch(inline.expression)
+    if stored is not None:
+        return FieldDecoding(decode, stored.group(1))
+    converted = _CONVERTED_VALUE.fullmatch(inline.expression)
+    if converted is not None:
+        # A name of the namespace, or a builtin (``int(av['N'])``).
+        name = converted.group(1)
+        convert = w.values[name] if name in w.values else getattr(builtins, name)
+        return FieldDecoding(decode, converted.group(2), convert)
+    return FieldDecoding(decode)
 
 
 def install_generated_codecs(plan: EntityPlan) -> None:

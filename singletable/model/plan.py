@@ -186,6 +186,8 @@ class EntityPlan:
     # (`codegen.install_generated_codecs` attaches them when the class is compiled).
     _item_encoder: Callable[[BaseModel], Item] = field(init=False, repr=False, compare=False)
     _item_decoder: Callable[..., BaseModel] = field(init=False, repr=False, compare=False)
+    #: `singletable.model.pages.page_decoder`'s, made on first use (``False``: none).
+    _page_decoder: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def label(self) -> str:

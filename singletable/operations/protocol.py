@@ -59,6 +59,13 @@ class Call:
     #: collection). Neither is sent to DynamoDB.
     operation: str | None = field(default=None, compare=False, repr=False)
     subject: str | None = field(default=None, compare=False, repr=False)
+    #: Decodes the response body (a query's page, `singletable.model.pages`) where the
+    #: transport reads the bytes itself and nothing watches the responses; the step
+    #: then gets back its items as entities, with the attribute-value dicts of any item
+    #: left to it. Other transports ignore it.
+    decode_body: Callable[[bytes], dict[str, Any] | None] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     # Written out (frozen_dataclass keeps a class's own __init__): one per request, and
     # the general __init__ it builds costs about 1 µs more a call.
@@ -69,6 +76,7 @@ class Call:
         text_checked: bool = False,
         operation: str | None = None,
         subject: str | None = None,
+        decode_body: Callable[[bytes], dict[str, Any] | None] | None = None,
     ) -> None:
         assign = object.__setattr__
         assign(self, "action", action)
@@ -76,6 +84,7 @@ class Call:
         assign(self, "text_checked", text_checked)
         assign(self, "operation", operation)
         assign(self, "subject", subject)
+        assign(self, "decode_body", decode_body)
         if not text_checked:
             check_request_text(action, params)
 

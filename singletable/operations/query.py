@@ -25,6 +25,7 @@ from singletable.expressions.fields import FieldRef
 from singletable.expressions.paths import Placeholders
 from singletable.expressions.projections import render_projection
 from singletable.keys.ranges import can_produce_key_in
+from singletable.model.pages import page_decoder
 from singletable.model.plan import entity_plans
 from singletable.operations.bounds import (
     KeyCondition,
@@ -349,6 +350,11 @@ class EntityQuery(BaseQuery[E]):
         index = self._index()
         spec = self.table.indexes.get(index) if index is not None else None
         return spec is not None and spec.projection.type == "KEYS_ONLY"
+
+    def _page_decoder(self) -> Callable[[bytes], dict[str, Any] | None] | None:
+        # An item of the plan's version, read whole, is what `_item_decoder` hands the
+        # plan's decoder; the page decoder decodes exactly those (`model.pages`).
+        return None if self._projection is not None else page_decoder(self.plan)
 
     def _item_decoder(self) -> Callable[[Item], Any]:
         """`_decode` with the common case first: an item this entity's version wrote, read whole.

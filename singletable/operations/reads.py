@@ -189,6 +189,15 @@ class BaseQuery(Generic[T]):
         """`_decode` as the page loop calls it: a subclass may hand a faster equal function."""
         return self._decode
 
+    def _page_decoder(self) -> Callable[[bytes], dict[str, Any] | None] | None:
+        """A decoder of whole response bodies (`singletable.model.pages`), if any.
+
+        Its pages hold entities, and the attribute-value dicts of the items left to
+        `_item_decoder`; `stream_pages` hands it to the transport only when no item is
+        skipped or counted against a limit, which need every item's attributes.
+        """
+        return None
+
     def _excluded_key(self) -> str | None:
         return None
 
@@ -319,8 +328,11 @@ class BaseQuery(Generic[T]):
         sk_attribute = self._sort_attribute()
         query_fp: dict[str, str] | None = None  # computed when the first cursor is made
         decode = self._item_decoder()
+        decode_body = self._page_decoder() if remaining is None and excluded is None else None
         while True:
-            response = yield Call(self.action, request, subject=self.subject)
+            response = yield Call(
+                self.action, request, subject=self.subject, decode_body=decode_body
+            )
             page: Page[T] = Page([], None)
             page.consumed_capacity = consumed_units(response)
             last_item: Item | None = None
@@ -331,6 +343,9 @@ class BaseQuery(Generic[T]):
             # round 12").
             with collector_held_off():
                 for item in response.get("Items", []):
+                    if item.__class__ is not dict:
+                        page.items.append(item)  # decoded with the body (`_page_decoder`)
+                        continue
                     if remaining is not None and remaining <= 0:
                         stopped_early = True
                         break

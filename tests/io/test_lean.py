@@ -619,3 +619,82 @@ def test_requests_outside_the_fast_signers_shape_are_signed_by_sigv4auth() -> No
         {"payload_signing_enabled": False},
     )
     assert unsigned_payload.headers["X-Amz-Content-SHA256"] == "UNSIGNED-PAYLOAD"
+
+
+# -- pages decoded from the body -----------------------------------------------------------
+
+
+class _PageEvent(st_.Entity, table=st_.Table("lean-pages"), pk="A#{aid}", sk="E#{seq}"):
+    aid: str
+    seq: int
+    blob: bytes | None = None
+
+
+def _query_connection(items: list[dict[str, Any]]) -> tuple[st_.Connection, Canned]:
+    client = make_client()
+    server = Canned([reply(200, {"Items": items, "Count": len(items), "ScannedCount": 2})])
+    client.meta.events.register("before-send.dynamodb", server)
+    return st_.Connection(client, transport="lean"), server
+
+
+def test_a_query_page_is_decoded_from_the_body_on_the_lean_transport() -> None:
+    items = [_PageEvent(aid="a", seq=i).to_item() for i in range(2)]
+    db, _ = _query_connection(items)
+    seen: list[Any] = []
+    _PageEvent.from_item(items[0])  # the generated decoder, made on first use
+    original = _PageEvent.plan()._item_decoder
+
+    def spy(*args: Any) -> Any:
+        seen.append(args)
+        return original(*args)
+
+    object.__setattr__(_PageEvent.plan(), "_item_decoder", spy)
+    try:
+        got = _PageEvent.query(aid="a").all(db)
+    finally:
+        object.__setattr__(_PageEvent.plan(), "_item_decoder", original)
+    assert got == [_PageEvent(aid="a", seq=0), _PageEvent(aid="a", seq=1)]
+    assert seen == []  # no item went through the item decoder
+    query = _PageEvent.query(aid="a")
+    response = db._request("query", query.params(), query._page_decoder())
+    assert response["Items"] == got
+    assert response["ScannedCount"] == 2
+    assert response["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+def test_a_body_with_binary_values_is_parsed_and_decoded_by_item() -> None:
+    items = [_PageEvent(aid="a", seq=0, blob=b"\x00\x01").to_item()]
+    db, _ = _query_connection(json.loads(json.dumps(items, default=lambda b: "AAE=")))
+    query = _PageEvent.query(aid="a")
+    response = db._request("query", query.params(), query._page_decoder())
+    assert response["Items"][0]["blob"] == {"B": b"\x00\x01"}  # botocore's bytes
+    assert query.all(db) == [_PageEvent(aid="a", seq=0, blob=b"\x00\x01")]
+
+
+def test_listeners_and_subclasses_see_the_items_as_sent() -> None:
+    items = [_PageEvent(aid="a", seq=0).to_item()]
+    db, _ = _query_connection(items)
+    answered: list[Any] = []
+
+    class Listener:
+        def sending(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
+            return params
+
+        def answered(self, action: str, params: Any, response: Any, error: Any) -> None:
+            answered.append(response)
+
+    db.listeners.append(Listener())
+    assert _PageEvent.query(aid="a").all(db) == [_PageEvent(aid="a", seq=0)]
+    assert answered[0]["Items"] == items
+
+    class Recording(st_.Connection):
+        def call(self, action: str, params: dict[str, Any]) -> dict[str, Any]:
+            response = super().call(action, params)
+            answered.append(response)
+            return response
+
+    client = make_client()
+    client.meta.events.register("before-send.dynamodb", Canned([reply(200, {"Items": items})]))
+    recording = Recording(client, transport="lean")
+    assert _PageEvent.query(aid="a").all(recording) == [_PageEvent(aid="a", seq=0)]
+    assert answered[-1]["Items"] == items

@@ -163,3 +163,33 @@ def test_the_page_decoder_of_a_plan_never_used_generates_its_decoder() -> None:
     assert decode(item) == Fresh(k="a")
     assert decode({**item, "_et": {"S": "Other"}}) is None  # handed to _decode
     assert Fresh.from_item(item) == Fresh(k="a")  # the plan's own decoder, generated once
+
+
+# -- pages decoded with the body (`singletable.model.pages`) ------------------------------
+
+
+def _call_of(query: Any) -> Any:
+    stream = query.stream_pages(cursors=False)
+    call = next(stream)
+    stream.close()
+    return call
+
+
+def test_the_query_hands_its_page_decoder_only_where_every_item_is_taken() -> None:
+    plain = _call_of(Note.query(owner="o"))
+    assert plain.decode_body is not None
+    assert plain.params == Note.query(owner="o").params()  # nothing of it is sent
+    # A limit counts items and a projection decodes a part: their items are the loop's.
+    assert _call_of(Note.query(owner="o").limit(5)).decode_body is None
+    assert _call_of(Note.query(owner="o").project("text")).decode_body is None
+
+
+def test_a_page_of_decoded_entities_and_items_left_to_the_loop() -> None:
+    left = Other(owner="o", n=1).to_item()
+    entity = Note(owner="o", at=AT, text="hi")
+    stream = Note.query(owner="o").stream_pages(cursors=False)
+    next(stream)
+    out = stream.send({"Items": [entity, GOOD, left]})
+    assert isinstance(out, Emit)
+    assert out.value.items == [entity, entity]  # GOOD decoded by the loop
+    assert out.value.unknown == [left]

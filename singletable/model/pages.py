@@ -100,6 +100,10 @@ def entity_schema(plan: EntityPlan) -> CoreSchema | None:
     """The core schema validating one stored item of ``plan`` into its model, or ``None``."""
     model = plan.model
     schema = model.__pydantic_core_schema__
+    definitions: list[CoreSchema] | None = None
+    if schema["type"] == "definitions":
+        # The models of its fields (a nested model's schema, used twice or recursive).
+        definitions, schema = schema["definitions"], schema["schema"]
     if not _validates_like_its_decoder(model, schema):
         return None
     fields_schema = schema["schema"]
@@ -138,10 +142,13 @@ def entity_schema(plan: EntityPlan) -> CoreSchema | None:
             "schema": _field_schema(field_schema, before, required),
             "validation_alias": alias,
         }
-    return {
+    aliased_schema: CoreSchema = {
         **schema,
         "schema": {**fields_schema, "fields": aliased, "extra_behavior": "ignore"},
     }
+    if definitions is None:
+        return aliased_schema
+    return cs.definitions_schema(aliased_schema, definitions)
 
 
 def _validates_like_its_decoder(model: type[BaseModel], schema: CoreSchema) -> bool:

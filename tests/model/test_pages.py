@@ -8,12 +8,14 @@ every other item must come back as the attribute-value dict it was sent as.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Annotated, Any
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
+from hypothesis import event as label
 from hypothesis import strategies as hs
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -26,6 +28,8 @@ from tests.strategies import EntitySpec, build_entity, entity_instances, entity_
 
 table = Table("pages")
 T0 = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)
+#: A number in exponent form, anywhere in an item's JSON.
+EXPONENT = re.compile(r"\d[eE][+-]?\d")
 
 
 class Event(Entity, table=table, pk="ACTOR#{actor_id}", sk="EVT#{ts}#{seq}"):
@@ -258,6 +262,7 @@ def test_generated_entity_classes_decode_from_the_body_like_the_item_decoder(
     model = build_entity(spec)
     plan = model.plan()
     if page_decoder(plan) is None:
+        label("no page decoder")
         return  # (validators of the spec's own: the item decoder's alone)
     items: list[Item] = []
     for _ in range(4):
@@ -269,13 +274,16 @@ def test_generated_entity_classes_decode_from_the_body_like_the_item_decoder(
         items.append(data.draw(_mutations(item)))
         items.append(item)
     if has_binary_keys(json.dumps(items, default=lambda b: b.hex()).encode()):
+        label("binary values: parsed")
         return  # the lean transport parses a body with binary values (`io.lean._parse`)
     note(json.dumps(items)[:2000])
     results = check_page(plan, items)
+    label(f"{sum(r.__class__ is model for r in results)} of {len(results)} from the body")
     # Items written whole come back as entities wherever the item decoder takes them
-    # without reading keys, filling absences or decoding NULLs: at least those of every
-    # attribute present and none NULL.
+    # without reading keys, filling absences, decoding NULLs or numbers in exponent form
+    # (1E+98: text only the codec reads): at least those of none of these.
     for item, result in zip(items[1::2], results[1::2], strict=True):
         stored = {f.attribute for f in plan.fields.values()}
-        if stored <= item.keys() and not any("NULL" in item[a] for a in stored):
+        text = json.dumps([item[a] for a in stored if a in item])
+        if stored <= item.keys() and '"NULL"' not in text and not EXPONENT.search(text):
             assert result.__class__ is model, item

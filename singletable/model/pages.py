@@ -44,7 +44,7 @@ from singletable.model.collector import collector_held_off
 from singletable.model.plan import EntityPlan
 from singletable.model.table import Table
 
-__all__ = ["PageDecoder", "page_decoder"]
+__all__ = ["PageDecoder", "entity_schema", "members_page_decoder", "page_decoder"]
 
 #: Attribute value types whose stored value no field's schema would take as a dict.
 _SCALAR_TAGS = frozenset({"S", "N", "BOOL"})
@@ -84,6 +84,15 @@ class PageDecoder:
             # A conversion handed the whole attribute value, or pydantic refused the body.
             return None
         return page
+
+
+def members_page_decoder(plans: Sequence[EntityPlan]) -> PageDecoder | None:
+    """A page decoder for items of any of ``plans`` (a collection's members), or ``None``.
+
+    Members whose model cannot have one are left to the item decoder.
+    """
+    schemas = [(plan, schema) for plan in plans if (schema := entity_schema(plan)) is not None]
+    return PageDecoder(plans[0].table, schemas) if schemas else None
 
 
 def page_decoder(plan: EntityPlan) -> PageDecoder | None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Iterable, Mapping
+import functools
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
@@ -10,6 +11,7 @@ from pydantic import BaseModel
 from singletable.errors import QueryError
 from singletable.expressions.conditions import render_condition
 from singletable.expressions.paths import Placeholders
+from singletable.model.pages import PageDecoder, members_page_decoder
 from singletable.model.plan import plan_of
 from singletable.operations.bounds import partition_key_text
 from singletable.operations.common import key_ref
@@ -86,6 +88,11 @@ class Collection:
                     f"{key_plan.pk.source!r}, {first.label} has {base.source!r}; a collection's "
                     "entities must build the same partition key from the same fields"
                 )
+
+    @functools.cached_property
+    def page_decoder(self) -> PageDecoder | None:
+        """The members' page decoder (`singletable.model.pages`), made on first use."""
+        return members_page_decoder(self.plans)
 
     def query(self, **values: Any) -> CollectionQuery:
         """Read the partition given by the partition key fields.
@@ -213,6 +220,11 @@ class CollectionQuery(BaseQuery["BaseModel"]):
             "sk": self._sk_equals,
             "forward": self._forward,
         }
+
+    def _page_decoder(self) -> Callable[[bytes], dict[str, Any] | None] | None:
+        # A member's item of its own version, read whole, is what `decode_any` hands that
+        # member's decoder; the page decoder decodes exactly those (`model.pages`).
+        return self.collection.page_decoder
 
     def _decode(self, item: Item) -> BaseModel | None:
         # Only the declared members: any other entity (or version) found in the partition

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
 from singletable.errors import QueryError, RequestLimitError
 from singletable.expressions.paths import Placeholders
+from singletable.model.pages import page_decoder
 from singletable.operations.common import key_ref
 from singletable.operations.reads import BaseQuery, decode_any, same_version
 from singletable.types import Item
@@ -99,6 +101,10 @@ class Scan(BaseQuery[T]):
             "entity": self.plan.name if self.plan else None,
             "segment": self._segment,
         }
+
+    def _page_decoder(self) -> Callable[[bytes], dict[str, Any] | None] | None:
+        # The entity's item of its own version is what `_decode` hands its decoder.
+        return None if self.plan is None else page_decoder(self.plan)
 
     def _decode(self, item: Item) -> Any:
         if self.plan is not None:

@@ -8,6 +8,7 @@ item, whatever its identifier attributes hold, must come out exactly as `_decode
 from __future__ import annotations
 
 import gc
+import json
 from datetime import datetime, timezone
 from typing import Any
 
@@ -16,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from pydantic import field_validator
 
-from singletable import GSI, Entity, IndexKeys, Projection, Table
+from singletable import GSI, Collection, Entity, IndexKeys, Projection, Table
 from singletable.errors import ItemDecodeError
+from singletable.operations.scan import Scan
 from singletable.operations.stream import Emit
 
 table = Table(
@@ -193,3 +195,78 @@ def test_a_page_of_decoded_entities_and_items_left_to_the_loop() -> None:
     assert isinstance(out, Emit)
     assert out.value.items == [entity, entity]  # GOOD decoded by the loop
     assert out.value.unknown == [left]
+
+
+members = Collection("page-decoding-notes", Note, NoteV2, Other)
+
+
+def page_outcome(query: Any, items: list[dict[str, Any]], with_body: bool) -> tuple[str, Any]:
+    """One page through the stream, with or without its body decoded first."""
+    stream = query.stream_pages(cursors=False)
+    call = next(stream)
+    response: dict[str, Any] = {"Items": items, "Count": len(items)}
+    if with_body:
+        assert call.decode_body is not None
+        decoded = call.decode_body(json.dumps(response).encode())
+        assert decoded is not None
+        response = decoded
+    try:
+        out = stream.send(response)
+    except Exception as exc:  # the error itself is what must match
+        return "error", (type(exc), str(exc))
+    assert isinstance(out, Emit)
+    # repr: the entities' classes and their datetimes' tzinfo classes too.
+    return "ok", (repr(out.value.items), out.value.unknown)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    et=identity_values,
+    ev=identity_values,
+    text=field_values,
+    drop_at=hs.booleans(),
+    which=hs.sampled_from(["query", "collection", "scan"]),
+)
+def test_a_page_decoded_with_its_body_equals_the_page_decoded_by_item(
+    et: Any, ev: Any, text: Any, drop_at: bool, which: str
+) -> None:
+    item = dict(GOOD)
+    for attribute, value in (("_et", et), ("_ev", ev), ("text", text)):
+        if value is None:
+            item.pop(attribute, None)
+        else:
+            item[attribute] = value
+    if drop_at:
+        del item["at"]
+    others = [
+        Note(owner="o", at=AT, text="a").to_item(),
+        NoteV2(owner="o", at=AT, body="b").to_item(),
+        Other(owner="o", n=3).to_item(),
+    ]
+    query = {
+        "query": Note.query(owner="o"),
+        "collection": members.query(owner="o"),
+        "scan": Note.scan(),
+    }[which]
+    items = [others[0], item, *others[1:]]
+    assert page_outcome(query, items, True) == page_outcome(query, items, False)
+
+
+def test_collections_and_scans_hand_their_page_decoders() -> None:
+    assert _call_of(members.query(owner="o")).decode_body is members.page_decoder
+    assert _call_of(Note.scan()).decode_body is not None
+    assert _call_of(Scan(table)).decode_body is None  # any entity: decoded by item
+    status, (items, unknown) = page_outcome(
+        members.query(owner="o"),
+        [GOOD, NoteV2(owner="o", at=AT, body="b").to_item(), Other(owner="o", n=3).to_item()],
+        True,
+    )
+    assert status == "ok"
+    assert items == repr(
+        [
+            Note(owner="o", at=AT, text="hi"),
+            NoteV2(owner="o", at=AT, body="b"),
+            Other(owner="o", n=3),
+        ]
+    )
+    assert unknown == []

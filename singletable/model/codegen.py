@@ -622,12 +622,7 @@ def build_item_decoder(plan: EntityPlan) -> Callable[..., Any]:
     # `_fill_from_keys` only reads keys of which a field is missing: test those fields,
     # not the field count, which an absent optional field lowers (a call per item,
     # 1.45x -> 1.3x hand-written decode instructions on a 6-field model: benchmarks/README.md).
-    key_fields = dict.fromkeys(
-        name
-        for key_plan in (plan.primary, *plan.indexes.values())
-        for template in key_plan.templates()
-        for name in template.fields
-    )
+    key_fields = plan.key_fields()
     if key_fields:
         with w.block(f"if {' or '.join(f'{name!r} not in data' for name in key_fields)}:"):
             w(f"{fill}(item, data)")

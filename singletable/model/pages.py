@@ -81,7 +81,8 @@ class PageDecoder:
                 # and left to the item decoder.)
                 page: dict[str, Any] = validate(body, by_alias=True, by_name=False)
         except (ValueError, TypeError):
-            # A conversion handed the whole attribute value, or pydantic refused the body.
+            # pydantic refused the body, or a conversion met a value of another JSON type
+            # (a number where text is stored), which the item decoder reports.
             return None
         return page
 
@@ -119,17 +120,13 @@ def entity_schema(plan: EntityPlan) -> CoreSchema | None:
     fields = fields_schema["fields"]
     if set(fields) != set(plan.fields):
         return None
-    key_fields = {
-        name
-        for key_plan in (plan.primary, *plan.indexes.values())
-        for template in key_plan.templates()
-        for name in template.fields
-    }
+    key_fields = set(plan.key_fields())
     aliased: dict[str, Any] = {}
     for name, field in plan.fields.items():
         reading = build_field_decoder(field, lax=lax_field(model, name))
         field_schema = fields[name]["schema"]
-        # Absent, these read from the keys, or as None or an empty set: the decoder's job.
+        # Absent, these read from the keys, or as None or an empty set (as
+        # `codegen._decode_field` fills them): the decoder's job.
         absent_is_decoded = (
             name in key_fields
             or (field.is_set and not field.nullable)

@@ -194,6 +194,17 @@ class EntityPlan:
         """How messages name this entity."""
         return f"entity {self.name}"
 
+    def key_fields(self) -> list[str]:
+        """The fields any key template of the table or an index holds, in template order."""
+        return list(
+            dict.fromkeys(
+                name
+                for key_plan in (self.primary, *self.indexes.values())
+                for template in key_plan.templates()
+                for name in template.fields
+            )
+        )
+
     def native_text_parts(self) -> dict[str, str]:
         """The S and B native GSI parts this entity stores: attribute -> index name.
 

@@ -172,6 +172,9 @@ def test_a_body_pydantic_refuses_outside_the_items_is_left_to_the_caller() -> No
     assert decoder is not None
     assert decoder(b'{"Items": 5}') is None
     assert decoder(b"not json") is None
+    # A number where the datetime's text is stored: the parse's TypeError, the page the
+    # caller's (its item decoder reports the item).
+    assert decoder(body_of([{**event(1).to_item(), "ts": {"S": 5}}])) is None
 
 
 def test_models_validating_differently_from_an_item_get_no_page_decoder() -> None:

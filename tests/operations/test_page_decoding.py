@@ -91,6 +91,19 @@ field_values = hs.one_of(
 )
 
 
+def changed(et: Any, ev: Any, text: Any, drop_at: bool) -> dict[str, Any]:
+    """GOOD with its identifiers and text set (``None``: left out), and ``at`` dropped."""
+    item = dict(GOOD)
+    for attribute, value in (("_et", et), ("_ev", ev), ("text", text)):
+        if value is None:
+            item.pop(attribute, None)
+        else:
+            item[attribute] = value
+    if drop_at:
+        del item["at"]  # recovered from the sort key, as a projection would need
+    return item
+
+
 def outcome(decode: Any, item: dict[str, Any]) -> tuple[str, Any]:
     try:
         return "ok", decode(item)
@@ -110,14 +123,7 @@ def outcome(decode: Any, item: dict[str, Any]) -> tuple[str, Any]:
 def test_the_page_decoder_equals_decode(
     et: Any, ev: Any, text: Any, drop_at: bool, index: str | None, projected: bool
 ) -> None:
-    item = dict(GOOD)
-    for attribute, value in (("_et", et), ("_ev", ev), ("text", text)):
-        if value is None:
-            item.pop(attribute, None)
-        else:
-            item[attribute] = value
-    if drop_at:
-        del item["at"]  # recovered from the sort key, as a projection would need
+    item = changed(et, ev, text, drop_at)
     query = Note.query(owner="o", index=index) if index else Note.query(owner="o")
     if projected:
         query = query.project("owner", "text")
@@ -230,14 +236,7 @@ def page_outcome(query: Any, items: list[dict[str, Any]], with_body: bool) -> tu
 def test_a_page_decoded_with_its_body_equals_the_page_decoded_by_item(
     et: Any, ev: Any, text: Any, drop_at: bool, which: str
 ) -> None:
-    item = dict(GOOD)
-    for attribute, value in (("_et", et), ("_ev", ev), ("text", text)):
-        if value is None:
-            item.pop(attribute, None)
-        else:
-            item[attribute] = value
-    if drop_at:
-        del item["at"]
+    item = changed(et, ev, text, drop_at)
     others = [
         Note(owner="o", at=AT, text="a").to_item(),
         NoteV2(owner="o", at=AT, body="b").to_item(),

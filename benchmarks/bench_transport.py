@@ -35,6 +35,12 @@ more CPU per call on waking (caches and branch predictors cooled by the wait): t
 ratios at 0 and 10 ms show how much of a ratio is the server's, not the client's
 (benchmarks/README.md, "Issue 24, round 12").
 
+``--instructions`` then counts the instructions per item of ``lean raw``, ``singletable
+lean`` and ``pydynox`` on the answers replayed at once (callgrind, each in processes of
+its own): a figure that does not move with the host's phase or the server's CPU, where
+the timed ratios move by more than the differences they compare (benchmarks/README.md,
+"Issue 24, round 13").
+
 A breakdown first shows where botocore spends a call's client CPU (no server: a
 ``before-send`` hook answers with the server's recorded bytes): serialisation, parsing by
 shape, signing, endpoint resolution, and the rest (event hooks, request objects, retry
@@ -47,11 +53,14 @@ import argparse
 import importlib
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from argparse import SUPPRESS
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -366,7 +375,19 @@ def main(argv: list[str] | None = None) -> None:
         metavar="MS[,MS...]",
         help="then compare again on a server replaying the recorded answers after MS ms",
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="then count the lean candidates' instructions per item (valgrind), answers replayed",
+    )
+    parser.add_argument(
+        "--child", nargs=4, metavar=("ENDPOINT", "KIND", "NAME", "N"), help=SUPPRESS
+    )
     args = parser.parse_args(argv)
+    if args.child:
+        endpoint, kind, name, n = args.child
+        run_candidate(endpoint, kind, name, int(n))
+        return
     runs = 1 if args.quick else args.runs
     latencies = [float(ms) for ms in args.replay.split(",") if ms]
     endpoint = os.environ.get("SINGLETABLE_ENDPOINT")
@@ -374,14 +395,16 @@ def main(argv: list[str] | None = None) -> None:
     if not endpoint:
         endpoint, server = start_moto_server()
     try:
-        run(endpoint, runs, quick=args.quick, latencies=latencies)
+        run(endpoint, runs, quick=args.quick, latencies=latencies, count=args.instructions)
     finally:
         if server is not None:
             server.terminate()
             server.wait()
 
 
-def run(endpoint: str, runs: int, *, quick: bool, latencies: list[float]) -> None:
+def run(
+    endpoint: str, runs: int, *, quick: bool, latencies: list[float], count: bool = False
+) -> None:
     client = make_client(endpoint)
     db = Connection(client, transport="boto3")
     if db.table_exists(demo):
@@ -397,6 +420,78 @@ def run(endpoint: str, runs: int, *, quick: bool, latencies: list[float]) -> Non
     for ms in latencies:
         with replay_server(recorded, ms) as replay:
             compare(replay, f"{where}'s answers replayed after {ms:g} ms", evs, runs)
+    if count:
+        with replay_server(recorded, 0) as replay:
+            count_instructions(replay, where)
+
+
+# -- instruction counts -------------------------------------------------------------------------
+
+#: Runs of each candidate in the two counted processes: their difference is what is counted,
+#: so start-up, imports and the warm-up run cancel out.
+_FEWER_RUNS, _MORE_RUNS = 2, 6
+#: The lean candidates the done-when line compares.
+_COUNTED = ("lean raw", "singletable lean", "pydynox")
+
+
+def count_instructions(endpoint: str, where: str) -> None:
+    """Print each lean candidate's instructions per item, its write and its query.
+
+    Instructions do not move with the host's phase, a VM's neighbours or the server's CPU:
+    the same candidate on the same answers counts the same (callgrind, whole process, every
+    thread, so pydynox's Rust runtime too). Each count is the difference of two processes'
+    totals, one running the candidate `_MORE_RUNS` times and one `_FEWER_RUNS` times.
+    """
+    if shutil.which("valgrind") is None:
+        print("\ninstructions per item: valgrind not found (apt-get install valgrind)")
+        return
+    names = [n for n in _COUNTED if n != "pydynox" or pydynox is not None]
+    print(f"\ninstructions per item ({where}'s answers replayed at once; callgrind)")
+    print(f"  {'':20}{'write':>12}{'query':>12}")
+    counted: dict[str, dict[str, float]] = {}
+    for name in names:
+        counted[name] = {kind: _instructions(endpoint, kind, name) for kind in ("write", "query")}
+        row = counted[name]
+        print(f"  {name:20}{row['write']:12,.0f}{row['query']:12,.0f}", flush=True)
+    if "pydynox" in counted:
+        for kind in ("write", "query"):
+            ratio = counted["singletable lean"][kind] / counted["pydynox"][kind]
+            print(f"  {kind}: singletable lean / pydynox {ratio:.2f}x (target <= 1.00x)")
+
+
+def _instructions(endpoint: str, kind: str, name: str) -> float:
+    totals = []
+    for n in (_FEWER_RUNS, _MORE_RUNS):
+        done = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--callgrind-out-file=/dev/null",
+                sys.executable,
+                __file__,
+                "--child",
+                endpoint,
+                kind,
+                name,
+                str(n),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        assert found is not None, done.stderr[-2000:]
+        totals.append(int(found.group(1)))
+    per = N_WRITE if kind == "write" else len(query_events())
+    return (totals[1] - totals[0]) / ((_MORE_RUNS - _FEWER_RUNS) * per)
+
+
+def run_candidate(endpoint: str, kind: str, name: str, n: int) -> None:
+    """The counted child process: one candidate's write or query, once to warm, then ``n`` times."""
+    writes, queries, _ = candidates(endpoint, write_events(), typed=False)
+    func = (writes if kind == "write" else queries)[name]
+    for _ in range(n + 1):
+        func()
 
 
 @contextmanager
@@ -428,15 +523,10 @@ def replay_server(recorded: Recorded, latency_ms: float) -> Iterator[str]:
             proc.wait()
 
 
-def compare(
-    endpoint: str,
-    where: str,
-    evs: list[AuditEvent],
-    runs: int,
-    *,
-    typed: bool = False,
-) -> None:
-    """Time every candidate's write and query against ``endpoint``; print the table.
+def candidates(
+    endpoint: str, evs: list[AuditEvent], *, typed: bool
+) -> tuple[dict[str, Callable[[], Any]], dict[str, Callable[[], Any]], Callable[..., int]]:
+    """Every candidate's write of ``evs`` and query of the partition, and singletable's query.
 
     ``typed`` adds pydynox's Model (its own partitions: not for a replayed server, which
     answers every query with ours).
@@ -456,8 +546,10 @@ def compare(
     }
     expected = query_events()
 
-    def st_query(db: Connection, check: bool = False) -> int:
-        got = AuditEvent.query(actor_id=ACTOR).all(db)
+    dbs = {"singletable boto3": db_boto3, "singletable lean": db_lean}
+
+    def st_query(name: str, check: bool = False) -> int:
+        got = AuditEvent.query(actor_id=ACTOR).all(dbs[name])
         if check:
             # On the warm-up run only: comparing 1,000 entities with the expected ones
             # costs ~1 µs an item, work no other candidate does.
@@ -467,8 +559,8 @@ def compare(
     queries: dict[str, Callable[[], Any]] = {
         "boto3 raw": lambda: raw_query(lambda p: client.query(**p)),
         "lean raw": lambda: raw_query(lambda p: transport.send("query", p)),
-        "singletable boto3": lambda: st_query(db_boto3),
-        "singletable lean": lambda: st_query(db_lean),
+        "singletable boto3": lambda: st_query("singletable boto3"),
+        "singletable lean": lambda: st_query("singletable lean"),
     }
     if pydynox is not None:
         dyn = pydynox.DynamoDBClient(
@@ -484,11 +576,29 @@ def compare(
             writes["pydynox Model"], queries["pydynox Model"] = pydynox_model(dyn, evs)
             writes["pydynox Model"]()  # its partitions, for its query's warm-up below
 
+    return writes, queries, st_query
+
+
+def compare(
+    endpoint: str,
+    where: str,
+    evs: list[AuditEvent],
+    runs: int,
+    *,
+    typed: bool = False,
+) -> None:
+    """Time every candidate's write and query against ``endpoint``; print the table.
+
+    ``typed`` adds pydynox's Model (its own partitions: not for a replayed server, which
+    answers every query with ours).
+    """
+    writes, queries, st_query = candidates(endpoint, evs, typed=typed)
+    expected = query_events()
     for func in queries.values():  # warm every path (and check it reads the partition)
         writes_done = func()
         assert writes_done == len(expected), writes_done
-    for db in (db_boto3, db_lean):  # and that singletable's results are the entities written
-        st_query(db, check=True)
+    for name in ("singletable boto3", "singletable lean"):  # and their results are the entities
+        st_query(name, check=True)
     results: dict[str, dict[str, float]] = {"write": {}, "query": {}}
     for _ in range(runs):  # interleaved, best kept
         for name, func in writes.items():
@@ -498,7 +608,7 @@ def compare(
             ms = cpu_ms(func, 1)
             results["query"][name] = min(results["query"].get(name, ms), ms)
 
-    st_query(db_lean, check=True)  # the other candidates' writes left our items as they were
+    st_query("singletable lean", check=True)  # the others' writes left our items as they were
     print(f"\nclient CPU per item ({where}, best of {runs}; process_time, all threads)")
     print(f"  {'':20}{'write µs/item':>14}{'vs boto3':>9}{'query µs/item':>15}{'vs boto3':>9}")
     base_w = results["write"]["boto3 raw"] / N_WRITE

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import event as label
 from hypothesis import strategies as hs
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, computed_field, field_validator, model_validator
 
 from singletable import Entity, KeyFormat, Table
 from singletable.io.lean import has_binary_keys
@@ -290,3 +290,24 @@ def test_generated_entity_classes_decode_from_the_body_like_the_item_decoder(
         text = json.dumps([item[a] for a in stored if a in item])
         if stored <= item.keys() and '"NULL"' not in text and not EXPONENT.search(text):
             assert result.__class__ is model, item
+
+
+def test_private_attributes_post_init_and_computed_fields_come_out_alike() -> None:
+    class Rich(Entity, table=table, pk="R#{rid}", sk="R"):
+        rid: str
+        n: int = 0
+        _seen: int = PrivateAttr(default=0)
+
+        def model_post_init(self, context: Any) -> None:
+            self._seen = self.n * 2
+
+        @computed_field  # type: ignore[prop-decorator]
+        @property
+        def double(self) -> int:
+            return self.n * 2
+
+    item = Rich(rid="a", n=3).to_item()
+    (result,) = check_page(Rich.plan(), [item])
+    assert result.__class__ is Rich
+    assert result.__pydantic_private__ == {"_seen": 6}
+    assert result.model_dump() == {"rid": "a", "n": 3, "double": 6}

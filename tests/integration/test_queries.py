@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import pytest
 
 import singletable as st
+from singletable.model.pages import PageDecoder
 from tests.integration._executors import connect
 from tests.integration.recording import RecordingClient, recorded_connection
 
@@ -67,6 +68,13 @@ def app(table_name: str) -> SimpleNamespace:
 @pytest.fixture
 def db(app: SimpleNamespace, recorder: RecordingClient) -> st.Connection:
     connection = recorded_connection(recorder, app.table)
+    write_sample(app, connection)
+    recorder.reset()
+    return connection
+
+
+def write_sample(app: SimpleNamespace, connection: st.Connection) -> None:
+    """The sample partition u1 (a profile, six events, works and workers) and one event of u2."""
     items: list[st.Entity] = [app.Profile(actor_id="u1", name="Ann")]
     for i, hours in enumerate([0, 1, 1, 2, 3, 5]):
         items.append(
@@ -83,8 +91,6 @@ def db(app: SimpleNamespace, recorder: RecordingClient) -> st.Connection:
     items += [app.Worker(actor_id="u1", n=n) for n in (1, 3)]
     items.append(app.Event(actor_id="u2", ts=T0, seq=0, action="edit"))
     st.BatchWrite(items).run(connection)
-    recorder.reset()
-    return connection
 
 
 def seqs(events: list[Any]) -> list[int]:
@@ -399,3 +405,44 @@ def test_another_version_of_the_entity_is_reported_not_misdecoded(
     assert [i["_ev"] for i in page.unknown] == [{"N": "1"}]
     assert EvV1.query(a="x").all(db) == [EvV1(a="x", n=1)]
     assert EvV2.scan().all(db) == [EvV2(a="x", n=2, label="real")]
+
+
+# -- pages decoded from the response body (lean transport) -----------------------------
+
+
+def test_pages_decoded_from_the_body_are_the_pages_decoded_item_by_item(
+    app: SimpleNamespace, dynamodb_client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = connect(dynamodb_client)
+    db.create_table(app.table)
+    write_sample(app, db)
+    # A wrapped client keeps the boto3 path, which decodes every item by itself.
+    wrapped: Any = RecordingClient(dynamodb_client)
+    by_item = st.Connection(wrapped)
+    decoded: list[bool] = []
+    decode = PageDecoder.__call__
+
+    def counted(self: PageDecoder, body: bytes) -> dict[str, Any] | None:
+        page = decode(self, body)
+        decoded.append(page is not None)
+        return page
+
+    monkeypatch.setattr(PageDecoder, "__call__", counted)
+
+    def reads(connection: st.Connection) -> list[str]:
+        results: list[Any] = [
+            app.Event.query(actor_id="u1").all(connection),
+            app.Event.query(action="edit", index="GSI1").all(connection),
+            app.activity.query(actor_id="u1").all(connection),
+            app.everything.query(actor_id="u1").all(connection),
+            sorted(app.Event.scan().all(connection), key=lambda e: (e.actor_id, e.seq)),
+        ]
+        unknown = [r.unknown for r in results[2:4]]
+        # repr: the classes, and the datetimes' tzinfo classes, too.
+        return [repr(r) for r in results] + [repr(u) for u in unknown]
+
+    from_body = reads(db)
+    assert len(from_body[0]) > 0
+    assert from_body == reads(by_item)
+    # The lean transport took the pages from the body; no other path calls the decoder.
+    assert decoded == ([True] * 5 if getattr(db, "transport", None) == "lean" else [])

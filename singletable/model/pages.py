@@ -5,15 +5,17 @@ generated decoder (`codegen.build_item_decoder`) walks each item's dicts again t
 pydantic a dict of field values. Here one pydantic-core validator does the whole page in
 one pass over the bytes: each entity field reads its attribute through a
 ``validation_alias`` path (``["amount", "N"]``), so no intermediate dicts are built for
-the fields pydantic parses from stored text. 1,000-item AuditEvent pages: 4.9 -> 3.9 µs
-an item for parse and decode (benchmarks/README.md, "Issue 24, round 13").
+the fields pydantic parses from stored text. 1,000-item AuditEvent pages: parse and
+decode 4.8-5.2 -> 4.4-4.7 µs an item; a whole lean query 59,562 -> 50,861 instructions an
+item (benchmarks/README.md, "Issue 24, round 13").
 
 Results equal the generated decoder's, item for item, because each field is handed
 exactly what that decoder hands pydantic:
 
 * a field the decoder gives pydantic as stored text (``av['S']``, ``av['N']``,
   ``av['BOOL']``) reads it through the alias path, and pydantic's own field schema
-  parses it;
+  parses it; a required field whose text the decoder converts first
+  (``datetime.fromisoformat(av['S'])``) has that conversion as its before-validator;
 * any other field reads its attribute value whole, and a before-validator runs the
   decoder's own expression for it (`codegen.build_field_decoder`) in front of the
   field's schema.

@@ -7,17 +7,28 @@ every other item must come back as the attribute-value dict it was sent as.
 
 from __future__ import annotations
 
+import enum
 import json
 import re
+import uuid
 from collections.abc import Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, time, timedelta, timezone
+from decimal import Decimal
 from typing import Annotated, Any
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import event as label
 from hypothesis import strategies as hs
-from pydantic import BaseModel, Field, PrivateAttr, computed_field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
 from singletable import Entity, KeyFormat, Table
 from singletable.io.lean import has_binary_keys
@@ -311,3 +322,51 @@ def test_private_attributes_post_init_and_computed_fields_come_out_alike() -> No
     assert result.__class__ is Rich
     assert result.__pydantic_private__ == {"_seen": 6}
     assert result.model_dump() == {"rid": "a", "n": 3, "double": 6}
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+@pytest.mark.parametrize("strict", [True, False])
+def test_strict_and_lax_models_of_many_types_decode_alike(strict: bool) -> None:
+    # Strict fields get what the item decoder converts (a before-validator); lax ones the
+    # stored text, which pydantic parses as it would have from the decoder's dict.
+    class Typed(Entity, table=table, pk="T#{tid}", sk="T", name=f"Typed{strict}"):
+        model_config = ConfigDict(strict=strict)
+        tid: str
+        when: datetime
+        day: date
+        at: time
+        uid: uuid.UUID
+        amount: Decimal
+        ratio: float
+        count: int
+        color: Color
+        tags: set[str] = Field(default_factory=set)
+        numbers: list[int] = Field(default_factory=list)
+        weights: dict[str, float] = Field(default_factory=dict)
+        nested: list[dict[str, list[int]]] = Field(default_factory=list)
+        pair: tuple[int, str] = (0, "")
+        frozen: frozenset[int] = frozenset()
+
+    obj = Typed(
+        tid="a",
+        when=T0,
+        day=date(2026, 1, 2),
+        at=time(1, 2, 3),
+        uid=uuid.UUID(int=7),
+        amount=Decimal("1.50"),
+        ratio=-2.5,
+        count=3,
+        color=Color.RED,
+        tags={"x", "y"},
+        numbers=[1, -2],
+        weights={"a": 1.5},
+        nested=[{"k": [1]}],
+        pair=(1, "x"),
+        frozen=frozenset({4}),
+    )
+    (result,) = check_page(Typed.plan(), [obj.to_item()])
+    assert result.__class__ is Typed
+    assert result == obj

@@ -32,6 +32,7 @@ import functools
 import linecache
 import re
 import types
+import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -51,6 +52,7 @@ __all__ = [
     "GENERATED_TO_ITEM",
     "MODEL_VALIDATE",
     "FieldDecoding",
+    "absent_fill",
     "build_field_decoder",
     "build_item_decoder",
     "build_item_encoder",
@@ -661,14 +663,27 @@ def _decode_field(w: Writer, name: str, field: FieldPlan, *, lax: bool) -> None:
                 w(f"data[{name!r}] = {inline.expression}")
             with w.block(f"except ({inline.errors}):"):
                 w(f"data[{name!r}] = {dec}(av)")
+    fill = absent_fill(field, lax=lax)
+    if fill is not None:
+        with w.block("else:"):
+            w(f"data[{name!r}] = {fill}")
+
+
+def absent_fill(field: FieldPlan, *, lax: bool) -> str | None:
+    """What the generated decoder hands pydantic for ``field`` when its attribute is absent.
+
+    The source of the value, or ``None`` when it hands nothing (the field's default).
+    """
     if field.is_set and not field.nullable:
-        with w.block("else:"):
-            # An empty tuple is a constant: pydantic makes the empty set of a lax field
-            # from it without a call to build one first.
-            w(f"data[{name!r}] = {'()' if lax else 'set()'}")
-    elif field.nullable and (field.required or field.is_set):
-        with w.block("else:"):
-            w(f"data[{name!r}] = None")
+        # An empty tuple is a constant: pydantic makes the empty set of a lax field from
+        # it without a call to build one first. A strict field gets its own container (a
+        # strict frozenset refuses a set).
+        if lax:
+            return "()"
+        return "frozenset()" if typing.get_origin(field.annotation) is frozenset else "set()"
+    if field.nullable and (field.required or field.is_set):
+        return "None"
+    return None
 
 
 @frozen_dataclass
@@ -688,13 +703,26 @@ _STORED_VALUE = re.compile(r"av\['(S|N|BOOL|SS|NS)'\]")
 _CONVERTED_VALUE = re.compile(r"(\w+)\(av\['(S|N|BOOL|SS|NS)'\]\)")
 
 
-def build_field_decoder(field: FieldPlan, *, lax: bool) -> FieldDecoding:
-    """How the generated decoder (`build_item_decoder`) reads ``field``'s attribute value."""
+def build_field_decoder(field: FieldPlan, *, lax: bool, absent: object = None) -> FieldDecoding:
+    """How the generated decoder (`build_item_decoder`) reads ``field``'s attribute value.
+
+    With ``absent``, the function returns `absent_fill`'s value when handed that object
+    in place of an attribute value.
+    """
     w = Writer(depth=1)
     dec = w.ref(field.codec.from_av, "decode")
+    fill = None if absent is None else absent_fill(field, lax=lax)
+    if fill is not None:
+        with w.block(f"if av is {w.ref(absent, 'absent')}:"):
+            w(f"return {fill}")
     inline = field.codec.fast.decode(w, "av", lax=lax)
     if inline is None:
-        return FieldDecoding(field.codec.from_av)
+        if fill is None:
+            return FieldDecoding(field.codec.from_av)
+        w(f"return {dec}(av)")
+        return FieldDecoding(
+            _compile("decode_field", w.lines, w.values, field.name, signature="av")
+        )
     with w.block("try:"):
         w(f"return {inline.expression}")
     with w.block(f"except ({inline.errors}):"):

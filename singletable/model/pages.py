@@ -41,7 +41,7 @@ from pydantic_core import CoreSchema, SchemaValidator
 from pydantic_core import core_schema as cs
 
 from singletable.attributes.codecs import lax_field
-from singletable.model.codegen import MODEL_VALIDATE, build_field_decoder
+from singletable.model.codegen import MODEL_VALIDATE, absent_fill, build_field_decoder
 from singletable.model.collector import collector_held_off
 from singletable.model.plan import EntityPlan
 from singletable.model.table import Table
@@ -50,6 +50,10 @@ __all__ = ["PageDecoder", "entity_schema", "members_page_decoder", "page_decoder
 
 #: Attribute value types whose stored value no field's schema would take as a dict.
 _SCALAR_TAGS = frozenset({"S", "N", "BOOL"})
+#: `codegen.absent_fill`'s immutable values, which a default may hold as they are.
+_FILL_VALUES: dict[str, Any] = {"()": (), "None": None}
+#: Stands for an absent attribute in a filled field's default (`build_field_decoder`).
+_ABSENT = object()
 
 #: Serialises the brief window in which an entity class reads as incomplete (see
 #: `_build_validator`).
@@ -65,10 +69,14 @@ class PageDecoder:
     the caller's to parse.
     """
 
-    def __init__(self, table: Table, schemas: Sequence[tuple[EntityPlan, CoreSchema]]) -> None:
+    def __init__(
+        self, table: Table, schemas: Sequence[tuple[EntityPlan, CoreSchema, frozenset[str]]]
+    ) -> None:
         self.table = table
         self.schemas = schemas
         self._validate: Callable[..., Any] | None = None  # built on the first page
+        #: The fields each model counts as set whatever the item holds (`entity_schema`).
+        self._filled = {plan.model: names for plan, _, names in schemas if names}
 
     def __call__(self, body: bytes) -> dict[str, Any] | None:
         """The response of ``body``, its items decoded where they can be, or ``None``."""
@@ -86,6 +94,11 @@ class PageDecoder:
             # pydantic refused the body, or a conversion met a value of another JSON type
             # (a number where text is stored), which the item decoder reports.
             return None
+        if self._filled:
+            for entity in page.get("Items", ()):
+                names = self._filled.get(entity.__class__)
+                if names is not None:
+                    entity.__pydantic_fields_set__.update(names)
         return page
 
 
@@ -94,7 +107,7 @@ def members_page_decoder(plans: Sequence[EntityPlan]) -> PageDecoder | None:
 
     Members whose model cannot have one are left to the item decoder.
     """
-    schemas = [(plan, schema) for plan in plans if (schema := entity_schema(plan)) is not None]
+    schemas = [(plan, *found) for plan in plans if (found := entity_schema(plan)) is not None]
     return PageDecoder(plans[0].table, schemas) if schemas else None
 
 
@@ -102,14 +115,18 @@ def page_decoder(plan: EntityPlan) -> PageDecoder | None:
     """``plan``'s page decoder (made once), or ``None`` when its model cannot have one."""
     decoder = plan._page_decoder
     if decoder is None:
-        schema = entity_schema(plan)
-        decoder = False if schema is None else PageDecoder(plan.table, [(plan, schema)])
+        found = entity_schema(plan)
+        decoder = False if found is None else PageDecoder(plan.table, [(plan, *found)])
         object.__setattr__(plan, "_page_decoder", decoder)
     return decoder or None
 
 
-def entity_schema(plan: EntityPlan) -> CoreSchema | None:
-    """The core schema validating one stored item of ``plan`` into its model, or ``None``."""
+def entity_schema(plan: EntityPlan) -> tuple[CoreSchema, frozenset[str]] | None:
+    """The core schema validating one stored item of ``plan`` into its model, or ``None``.
+
+    With it, the fields the item decoder always counts as set (it fills them when
+    absent), which the schema's defaults do not.
+    """
     model = plan.model
     schema = model.__pydantic_core_schema__
     definitions: list[CoreSchema] | None = None
@@ -124,39 +141,49 @@ def entity_schema(plan: EntityPlan) -> CoreSchema | None:
         return None
     key_fields = set(plan.key_fields())
     aliased: dict[str, Any] = {}
+    filled: list[str] = []
     for name, field in plan.fields.items():
-        reading = build_field_decoder(field, lax=lax_field(model, name))
+        lax = lax_field(model, name)
+        # A key field absent is read from the keys: the item decoder's job. Absent, a few
+        # fields are handed a value (None, an empty set) pydantic then validates.
+        fill = None if name in key_fields else absent_fill(field, lax=lax)
+        reading = build_field_decoder(field, lax=lax, absent=None if fill is None else _ABSENT)
         field_schema = fields[name]["schema"]
-        # Absent, these read from the keys, or as None or an empty set (as
-        # `codegen._decode_field` fills them): the decoder's job.
-        absent_is_decoded = (
-            name in key_fields
-            or (field.is_set and not field.nullable)
-            or (field.nullable and (field.required or field.is_set))
-        )
-        required = absent_is_decoded or field_schema["type"] != "default"
         alias: Any = field.attribute
-        before: Callable[[Any], Any] | None = reading.decode
-        if reading.tag is not None and required:
-            # Absent or of another type, the attribute is missing: the item is the
-            # decoder's.
-            alias, before = [field.attribute, reading.tag], reading.convert
-        elif reading.tag in _SCALAR_TAGS and reading.convert is None:
-            # Or else the whole attribute value, which the field's scalar schema refuses:
-            # another type than the decoder's must not read as absent (the default).
-            alias, before = [[field.attribute, reading.tag], [field.attribute]], None
-        aliased[name] = {
-            **fields[name],
-            "schema": _field_schema(field_schema, before, required),
-            "validation_alias": alias,
-        }
+        if fill is not None:
+            # The field counts as set, absent or not (`PageDecoder` adds it).
+            filled.append(name)
+            inner = _without_default(field_schema)
+            if reading.tag is not None and reading.convert is None and fill in _FILL_VALUES:
+                # The stored value, or else the whole attribute value, which the field's
+                # schema refuses (a JSON object is no text, number or array).
+                alias = [[field.attribute, reading.tag], [field.attribute]]
+                default = _FILL_VALUES[fill]
+            else:
+                inner = cs.no_info_before_validator_function(reading.decode, inner)
+                default = _ABSENT  # which the before-validator turns into the fill
+            read: CoreSchema = cs.with_default_schema(inner, default=default, validate_default=True)
+        else:
+            required = name in key_fields or field_schema["type"] != "default"
+            before: Callable[[Any], Any] | None = reading.decode
+            if reading.tag is not None and required:
+                # Absent or of another type, the attribute is missing: the item is the
+                # decoder's.
+                alias, before = [field.attribute, reading.tag], reading.convert
+            elif reading.tag in _SCALAR_TAGS and reading.convert is None:
+                # Or else the whole attribute value, which the field's scalar schema
+                # refuses: another type than the decoder's must not read as absent (the
+                # default).
+                alias, before = [[field.attribute, reading.tag], [field.attribute]], None
+            read = _field_schema(field_schema, before, required)
+        aliased[name] = {**fields[name], "schema": read, "validation_alias": alias}
     aliased_schema: CoreSchema = {
         **schema,
         "schema": {**fields_schema, "fields": aliased, "extra_behavior": "ignore"},
     }
-    if definitions is None:
-        return aliased_schema
-    return cs.definitions_schema(aliased_schema, definitions)
+    if definitions is not None:
+        aliased_schema = cs.definitions_schema(aliased_schema, definitions)
+    return aliased_schema, frozenset(filled)
 
 
 def _validates_like_its_decoder(model: type[BaseModel], schema: CoreSchema) -> bool:
@@ -174,6 +201,12 @@ def _validates_like_its_decoder(model: type[BaseModel], schema: CoreSchema) -> b
     )
 
 
+def _without_default(schema: CoreSchema) -> CoreSchema:
+    """A field's schema without its default, if any."""
+    inner: CoreSchema = schema["schema"] if schema["type"] == "default" else schema
+    return inner
+
+
 def _field_schema(
     schema: CoreSchema, decode: Callable[[Any], Any] | None, required: bool
 ) -> CoreSchema:
@@ -189,11 +222,11 @@ def _field_schema(
 
 
 def _build_validator(
-    table: Table, schemas: Sequence[tuple[EntityPlan, CoreSchema]]
+    table: Table, schemas: Sequence[tuple[EntityPlan, CoreSchema, frozenset[str]]]
 ) -> SchemaValidator:
     """The validator of a whole response body whose items may be of the plans given."""
     by_name: dict[str, dict[str, CoreSchema]] = {}
-    for plan, schema in schemas:
+    for plan, schema, _ in schemas:
         by_name.setdefault(plan.name, {})[str(plan.version)] = schema
     entity = cs.tagged_union_schema(
         {
@@ -212,7 +245,7 @@ def _build_validator(
         # pydantic-core builds a model schema from the class's own finished validator
         # when the class reads as complete, and would ignore the aliases above. The
         # flag is lowered only while this validator is built (under a lock).
-        flagged = [p.model for p, _ in schemas if p.model.__dict__.get("__pydantic_complete__")]
+        flagged = [p.model for p, *_ in schemas if p.model.__dict__.get("__pydantic_complete__")]
         for model in flagged:
             type.__setattr__(model, "__pydantic_complete__", False)
         try:

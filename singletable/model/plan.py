@@ -351,7 +351,10 @@ class EntityPlan:
             if av is not None:
                 data[name] = plan.codec.from_av(av)
             elif plan.is_set and not plan.nullable:
-                data[name] = set()
+                # Its own empty container: a strict frozenset field refuses a set.
+                data[name] = (
+                    frozenset() if typing.get_origin(plan.annotation) is frozenset else set()
+                )
             elif plan.nullable and (plan.required or plan.is_set):
                 # None is stored by omitting the attribute; a required Optional field
                 # (no default) must get its None back explicitly. An Optional set reads

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import assume as hs_assume
 from hypothesis import strategies as hs
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from singletable import GSI, Entity, IndexKeys, KeyFormat, Table
 from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
@@ -692,3 +692,28 @@ def test_key_text_is_escaped_like_the_reference_for_any_delimiter_and_escape(
     a, b, c = values
     obj = model.model_construct(a=a, b=b, c=c)
     same_encoding(model.plan(), obj)
+
+
+@pytest.mark.parametrize("strict", ["field", "model", "lax"])
+def test_empty_sets_and_frozensets_read_back_in_their_own_type(strict: str) -> None:
+    # DynamoDB stores no empty set: both are written as absence, and read back as the
+    # field's own empty container, which a strict frozenset field needs (it refuses set()).
+    table = Table("empty-sets")
+    kind = Field(strict=True) if strict == "field" else Field()
+
+    class Holder(Entity, table=table, pk="H#{hid}", sk="H", name=f"Holder{strict}"):
+        model_config = ConfigDict(strict=True) if strict == "model" else ConfigDict(strict=False)
+        hid: str
+        frozen: Annotated[frozenset[int], kind] = frozenset({1})
+        plain: Annotated[set[str], kind] = Field(default_factory=lambda: {"x"})
+
+    obj = Holder(hid="h", frozen=frozenset(), plain=set())
+    item = obj.to_item()
+    assert "frozen" not in item
+    assert "plain" not in item
+    plan = Holder.plan()
+    for decode in (plan._from_item_reference, plan.from_item):
+        back = decode(item)
+        assert back == obj
+        assert type(back.frozen) is frozenset
+        assert type(back.plain) is set

@@ -138,8 +138,6 @@ def test_the_rest_of_the_response_is_kept() -> None:
         {"_ev": {"N": "2"}},  # another version's
         {"_ev": None},  # no version: the item decoder's call
         {"seq": None},  # a key field read from the keys
-        {"maybe": None},  # a required nullable field read as None
-        {"flags": None},  # a set read as an empty set
         {"note": {"NULL": True}},  # another type than the decoder's: not the default
         {"note": {"N": "5"}},
         {"ts": {"S": "not a time"}},  # refused: the item decoder's error
@@ -171,11 +169,36 @@ def test_items_the_decoder_must_handle_come_back_as_sent(change: dict[str, Any])
         {"seq": {"N": "1E+1"}},
         {"score": {"N": "-0"}},
         {"ip": {"NULL": True}},
+        {"maybe": None},  # a required nullable field read as None
+        {"flags": None},  # a set read as an empty set
+        {"maybe": None, "flags": None, "ip": None, "details": None},
     ],
 )
 def test_odd_stored_values_decode_alike_on_either_path(change: dict[str, Any]) -> None:
-    items = [{**event(1).to_item(), **change}]
-    check_page(Event.plan(), items)
+    item = {**event(1).to_item(), **change}
+    for attribute in [a for a, v in change.items() if v is None]:
+        del item[attribute]
+    check_page(Event.plan(), [item])
+
+
+def test_absent_sets_and_nullables_are_filled_from_the_body_as_by_the_item_decoder() -> None:
+    # Absent, a set reads as an empty set whatever its default, and a required nullable
+    # field as None; both count as set, as the item decoder hands them to pydantic.
+    class Filled(Entity, table=table, pk="F#{fid}", sk="F"):
+        fid: str
+        marks: set[str] = Field(default_factory=lambda: {"default"})
+        strict_marks: Annotated[frozenset[int], Field(strict=True)] = frozenset({1})
+        maybe: str | None
+        maybe_set: set[str] | None = None
+
+    item = {
+        k: v
+        for k, v in Filled(fid="f", maybe=None).to_item().items()
+        if k not in ("marks", "strict_marks", "maybe", "maybe_set")
+    }
+    (result,) = check_page(Filled.plan(), [item])
+    assert result.__class__ is Filled
+    assert result.model_fields_set == Filled.plan()._item_decoder(item, True).model_fields_set
 
 
 def test_a_body_pydantic_refuses_outside_the_items_is_left_to_the_caller() -> None:

@@ -152,10 +152,9 @@ class Connection:
         for listener in self.listeners:
             sent = listener.sending(action, sent)
         try:
-            if decode_body is None or self.listeners:
-                response: dict[str, Any] = self._send(action, sent)
-            else:
-                response = self._send(action, sent, decode_body)
+            response: dict[str, Any] = self._send(
+                action, sent, None if self.listeners else decode_body
+            )
         except REQUEST_ERRORS as exc:
             error = request_error(exc, client)
             if error is None:

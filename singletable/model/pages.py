@@ -116,8 +116,7 @@ def page_decoder(plan: EntityPlan) -> PageDecoder | None:
     """``plan``'s page decoder (made once), or ``None`` when its model cannot have one."""
     decoder = plan._page_decoder
     if decoder is None:
-        found = entity_schema(plan)
-        decoder = False if found is None else PageDecoder(plan.table, [(plan, *found)])
+        decoder = members_page_decoder([plan]) or False
         object.__setattr__(plan, "_page_decoder", decoder)
     return decoder or None
 

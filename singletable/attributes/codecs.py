@@ -33,7 +33,9 @@ Mapping of Python types to DynamoDB types:
 * ``X | None``: ``None`` omits a top-level attribute and is ``{"NULL": True}`` inside
   lists, maps and nested models.
 * ``Any``, unions of several types and unknown types use the generic runtime converter
-  `to_attribute_value` / `from_attribute_value`.
+  `to_attribute_value` / `from_attribute_value`. A class none of whose values that
+  converter stores (``timedelta``, ``IPv4Address``, ``Path``, ``HttpUrl``, a dataclass)
+  is refused when the field is compiled, unless a validator may change the value's type.
 
 Numbers are checked against DynamoDB's limits when they are encoded: at most 38
 significant digits and a magnitude of zero or within ``1E-130 .. 9.9999999999999999999999
@@ -43,16 +45,21 @@ form, so ``float(text) == x`` exactly; NaN and infinities are refused.
 
 from __future__ import annotations
 
+import datetime
 import enum
+import functools
+import inspect
 import types
 import typing
+import uuid
 from collections.abc import Iterator, Mapping, MutableMapping, MutableSequence, Sequence
 from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from typing import Any, Literal, Union
 
 import pydantic
-from pydantic import BeforeValidator, PlainValidator, WrapValidator
+import pydantic_core
+from pydantic import AfterValidator, BeforeValidator, PlainValidator, WrapValidator
 from pydantic.fields import FieldInfo
 
 from singletable.attributes.choices import enum_codec, literal_codec
@@ -83,7 +90,7 @@ from singletable.attributes.scalars import (
 from singletable.errors import ItemEncodeError, ModelDefinitionError
 from singletable.types import AttributeValue
 
-__all__ = ["AttributeCodec", "attribute_codec_for", "lax_field"]
+__all__ = ["AttributeCodec", "attribute_codec_for", "field_is_validated", "lax_field"]
 
 
 class AttributeCodec:
@@ -213,7 +220,11 @@ def _model_plan(model: type[pydantic.BaseModel]) -> _ModelPlan:
             # (omitted, the default restores it) but stores None as NULL so that a
             # required Optional field reads back.
             to_av, from_av, params, fast, _order = _build_with_metadata(
-                info.annotation, tuple(info.metadata), field_where, _NESTED_FIELD
+                info.annotation,
+                tuple(info.metadata),
+                field_where,
+                _NESTED_FIELD,
+                validated=field_is_validated(model, name),
             )
             plan.fields.append((name, _input_key(model, name, info), to_av, from_av))
             plan.fast.append((name, fast))
@@ -322,12 +333,124 @@ def _model_codec(
 
 
 def _build_with_metadata(
-    annotation: Any, metadata: Sequence[Any], where: str, position: str
+    annotation: Any, metadata: Sequence[Any], where: str, position: str, *, validated: bool
 ) -> Built:
     # Pydantic keeps constraints (min_length, Strict, ...) in metadata; none of them
-    # changes the stored representation, so metadata is accepted and not interpreted.
-    del metadata
+    # changes the stored representation, so metadata is not interpreted, except that a
+    # validator in it may hand the field a value of another type than its annotation's.
+    # ``validated``: the model has a field validator of its own for the field (likewise).
+    if not validated and not any(_converts(m) for m in (*metadata, *_annotation_parts(annotation))):
+        _refuse_unstorable(annotation, where)
     return _build(annotation, where, False, position)
+
+
+def _converts(marker: Any) -> bool:
+    """Whether a metadata object is a validator, which may return a value of any type."""
+    return isinstance(marker, (AfterValidator, BeforeValidator, PlainValidator, WrapValidator))
+
+
+def field_is_validated(model: type[pydantic.BaseModel], name: str) -> bool:
+    """Whether a ``@field_validator`` of ``model`` (any mode) validates field ``name``."""
+    return any(
+        name in d.info.fields or "*" in d.info.fields
+        for d in model.__pydantic_decorators__.field_validators.values()
+    )
+
+
+#: Classes some of whose values the generic converter stores (`to_attribute_value`).
+_STORABLE_BASES: tuple[type[Any], ...] = (
+    str,
+    bytes,
+    bytearray,
+    memoryview,
+    int,
+    float,
+    Decimal,
+    enum.Enum,
+    datetime.date,
+    datetime.time,
+    uuid.UUID,
+    set,
+    frozenset,
+    Mapping,
+    list,
+    tuple,
+    pydantic.BaseModel,
+)
+
+
+@functools.cache
+def _pydantic_value_classes() -> tuple[type[Any], ...]:
+    """The classes of pydantic's whose validated values are instances of themselves.
+
+    URLs, secrets, a name with an email: a schema hook of theirs hides it (`_unstorable`).
+    Imported when first asked for: `pydantic.networks` costs ``import singletable`` time.
+    """
+    import pydantic.networks
+    import pydantic.types
+
+    return (
+        pydantic.networks.AnyUrl,
+        pydantic.networks.NameEmail,
+        pydantic.types.SecretStr,
+        pydantic.types.SecretBytes,
+        pydantic_core.Url,
+        pydantic_core.MultiHostUrl,
+        *pydantic.networks.PostgresDsn.__mro__[1:-1],  # the multi-host URLs' private base
+    )
+
+
+def _unstorable(cls: type[Any]) -> bool:
+    """Whether no value pydantic validates for a field of class ``cls`` can be stored.
+
+    Its values are its own instances (no schema hook of the class makes them something
+    else, pydantic's value classes aside), of no class the generic converter stores,
+    and the class is concrete: an abstract class or a protocol (``Hashable``) admits
+    values of other classes.
+    """
+    if issubclass(cls, _STORABLE_BASES):
+        return False
+    if inspect.isabstract(cls) or getattr(cls, "_is_protocol", False):
+        return False
+    return not hasattr(cls, "__get_pydantic_core_schema__") or issubclass(
+        cls, _pydantic_value_classes()
+    )
+
+
+def _refuse_unstorable(annotation: Any, where: str) -> None:
+    """Refuse an annotation some part of which can hold no storable value.
+
+    A ``timedelta``, an ``IPv4Address`` or a ``Path`` field (or one of a list of them,
+    a map's values, an optional one, a union's member) passed class creation, and every
+    write of such a value was refused with `ItemEncodeError`: refused here instead,
+    before any entity exists.
+    """
+    annotation = _unwrap(annotation)
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if _is_union(origin) or origin in _CONTAINERS:
+        parts = args[1:] if origin in _MAPS else args
+        for part in parts:
+            if part is not Ellipsis and part != ():
+                _refuse_unstorable(part, f"{where}[]" if origin in _CONTAINERS else where)
+        return
+    if annotation is Any or annotation is object or annotation is type(None):
+        return
+    # A generic class (``re.Pattern[str]``) holds instances of its origin.
+    cls = origin if isinstance(origin, type) else annotation
+    if isinstance(cls, type) and _unstorable(cls):
+        name = cls.__name__
+        raise ModelDefinitionError(
+            f"{where}: {name} values cannot be stored in DynamoDB, so no {name} value of "
+            "this field could be written. Supported are str, int, float, Decimal, bool, "
+            "bytes, datetime, date, time, UUID, Enum, Literal, list, tuple, set, dict and "
+            f"pydantic models: store the {name}'s text or number in a field of one of "
+            "those types"
+        )
+
+
+_MAPS = (dict, Mapping, MutableMapping)
+_CONTAINERS = (list, Sequence, MutableSequence, tuple, set, frozenset, AbstractSet, *_MAPS)
 
 
 def _build(annotation: Any, where: str, nullable: bool, position: str) -> Built:
@@ -448,7 +571,7 @@ def _set_of(where: str, nullable: bool, position: str, element: Any, frozen: boo
 
 
 def attribute_codec_for(
-    annotation: Any, metadata: Sequence[Any] = (), *, where: str
+    annotation: Any, metadata: Sequence[Any] = (), *, where: str, validated: bool = False
 ) -> AttributeCodec:
     """Compile the attribute codec of one top-level (non-key) model field.
 
@@ -460,6 +583,8 @@ def attribute_codec_for(
         metadata: The field's metadata (``FieldInfo.metadata``); accepted, currently none of
             it changes the stored form.
         where: ``"Entity.field"``, used in every error message.
+        validated: The model has a field validator for the field (`field_is_validated`),
+            which may hand it values of other types than its annotation's.
 
     Returns:
         The compiled codec. Its ``to_av`` returns ``None`` when the attribute must be
@@ -467,9 +592,9 @@ def attribute_codec_for(
 
     Raises:
         ModelDefinitionError: The annotation cannot be stored (a set of lists, a dict with
-            non-string keys, ...).
+            non-string keys, a ``timedelta``, ...).
     """
     to_av, from_av, params, fast, order = _build_with_metadata(
-        annotation, tuple(metadata), where, TOP
+        annotation, tuple(metadata), where, TOP, validated=validated
     )
     return AttributeCodec(to_av, from_av, params, where=where, fast=fast, key_order=order)

@@ -12,7 +12,7 @@ from typing import Any, Union
 from pydantic import BaseModel, PydanticUndefinedAnnotation
 
 from singletable.attributes.codec_parts import Encoder
-from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
+from singletable.attributes.codecs import AttributeCodec, attribute_codec_for, field_is_validated
 from singletable.attributes.numbers import beyond_number_range
 from singletable.errors import ModelDefinitionError
 from singletable.keys.codec_base import KeyCodec
@@ -347,7 +347,10 @@ class _Compiler:
         encoders: list[tuple[str, str, Callable[[Any], AttributeValue | None]]] = []
         for field_name, info in self.model_fields.items():
             codec = attribute_codec_for(
-                info.annotation, info.metadata, where=f"{self.label}.{field_name}"
+                info.annotation,
+                info.metadata,
+                where=f"{self.label}.{field_name}",
+                validated=field_is_validated(self.cls, field_name),
             )
             encode = codec.to_av
             if field_name in primary.fields and codec.kind == "N":

@@ -1,18 +1,25 @@
 from __future__ import annotations
 
+import collections.abc
+import dataclasses
 import datetime as dt
 import enum
+import fractions
+import ipaddress
 import json
+import pathlib
 import uuid
 from decimal import Decimal
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, NamedTuple, Optional, Union
 
 import pydantic
+import pydantic_core
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hs
+from typing_extensions import TypedDict
 
-from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
+from singletable.attributes.codecs import AttributeCodec, attribute_codec_for, field_is_validated
 from singletable.attributes.convert import (
     from_attribute_value,
     sized_list,
@@ -39,7 +46,12 @@ from singletable.errors import (
 
 def codecs_for(model: type[pydantic.BaseModel]) -> dict[str, AttributeCodec]:
     return {
-        name: attribute_codec_for(info.annotation, info.metadata, where=f"{model.__name__}.{name}")
+        name: attribute_codec_for(
+            info.annotation,
+            info.metadata,
+            where=f"{model.__name__}.{name}",
+            validated=field_is_validated(model, name),
+        )
         for name, info in model.model_fields.items()
     }
 
@@ -782,3 +794,169 @@ def test_enum_and_literal_values_that_are_not_str_or_int_read_back(
     assert stored is not None
     # DynamoDB returns numbers normalised; "0.10" is how it could come back too.
     assert model.model_validate({"x": codec.from_av(stored)}).x == value  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------------------
+# classes no value of which can be stored: refused when the class is created
+# ---------------------------------------------------------------------------------------
+
+
+class _Opaque:
+    """A class of the application's, admitted by ``arbitrary_types_allowed``."""
+
+
+@dataclasses.dataclass
+class _Point:
+    x: int
+
+
+#: Classes whose every value the generic converter refuses, with one value of each.
+UNSTORABLE: dict[type[Any], Any] = {
+    dt.timedelta: dt.timedelta(seconds=5),
+    complex: 1j,
+    fractions.Fraction: fractions.Fraction(1, 3),
+    pathlib.PurePosixPath: pathlib.PurePosixPath("/tmp"),
+    ipaddress.IPv4Address: ipaddress.IPv4Address("192.0.2.1"),
+    ipaddress.IPv6Network: ipaddress.IPv6Network("2001:db8::/32"),
+    pydantic.HttpUrl: pydantic.HttpUrl("https://example.com/"),
+    pydantic.PostgresDsn: pydantic.PostgresDsn("postgres://u@h1,h2/db"),
+    pydantic.SecretStr: pydantic.SecretStr("s3cret"),
+    _Opaque: _Opaque(),
+    _Point: _Point(1),
+}
+
+
+class _Hooked:
+    """A class whose pydantic schema makes its values text (as ``EmailStr`` does)."""
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        return pydantic_core.core_schema.str_schema()
+
+
+class _Pair(NamedTuple):
+    a: int
+    b: str
+
+
+class _Shape(TypedDict):
+    name: str
+
+
+#: Annotations of classes that are not dispatched on but whose values can be stored.
+STORABLE_UNKNOWN: list[Any] = [
+    collections.abc.Hashable,  # abstract: any hashable value, text included
+    _Hooked,
+    _Pair,
+    _Shape,
+    pydantic.ByteSize,
+    Any,
+    object,
+]
+
+
+#: Each wrapper of `_wrapped`, around an annotation built at run time (mypy cannot type it).
+_WRAP: dict[str, Any] = {
+    "optional": lambda a: Optional[a],  # noqa: UP045 - the typing form on purpose
+    "or_none": lambda a: a | None,
+    "or_int": lambda a: Union[int, a],  # noqa: UP007 - the typing form on purpose
+    "list": lambda a: list[a],  # type: ignore[valid-type]
+    "tuple": lambda a: tuple[a, ...],  # type: ignore[valid-type]
+    "pair": lambda a: tuple[str, a],  # type: ignore[valid-type]
+    "map": lambda a: dict[str, a],  # type: ignore[valid-type]
+    "sequence": lambda a: collections.abc.Sequence[a],  # type: ignore[valid-type]
+    "frozenset": lambda a: frozenset[a],  # type: ignore[valid-type]
+    "annotated": lambda a: Annotated[a, pydantic.Field(description="x")],
+}
+
+
+def _wrapped(inner: Any, wrappers: list[str]) -> Any:
+    """``inner`` inside each of ``wrappers``, innermost first."""
+    annotation = inner
+    for wrapper in wrappers:
+        annotation = _WRAP[wrapper](annotation)
+    return annotation
+
+
+#: Containers and wrappers of any element type (a set holds only text, numbers or bytes).
+_ANY_WRAPPERS = [
+    "optional",
+    "or_none",
+    "or_int",
+    "list",
+    "tuple",
+    "pair",
+    "map",
+    "sequence",
+    "annotated",
+]
+_WRAPPERS = hs.lists(hs.sampled_from([*_ANY_WRAPPERS, "frozenset"]), max_size=3)
+
+
+@settings(max_examples=150, deadline=None)
+@given(cls=hs.sampled_from(list(UNSTORABLE)), wrappers=_WRAPPERS)
+def test_unstorable_classes_are_refused_when_the_field_is_compiled(
+    cls: type[Any], wrappers: list[str]
+) -> None:
+    """Wherever the class sits in the annotation, compiling the field names field and class.
+
+    And the rule agrees with the converter: a value of the class is refused at writing,
+    so nothing that could be stored is refused early.
+    """
+    with pytest.raises(ItemEncodeError, match="cannot store"):
+        to_attribute_value(UNSTORABLE[cls], where="value")
+    annotation = _wrapped(cls, wrappers)
+    with pytest.raises(ModelDefinitionError, match=rf"Thing\.value.*{cls.__name__} values cannot"):
+        attribute_codec_for(annotation, where="Thing.value")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    annotation=hs.sampled_from(STORABLE_UNKNOWN),
+    wrappers=hs.lists(hs.sampled_from(_ANY_WRAPPERS), max_size=3),
+)
+def test_classes_whose_values_can_be_stored_are_not_refused(
+    annotation: Any, wrappers: list[str]
+) -> None:
+    attribute_codec_for(_wrapped(annotation, wrappers), where="Thing.value")
+
+
+def test_values_of_the_storable_unknown_classes_are_stored() -> None:
+    """The classes `test_classes_whose_values_can_be_stored_are_not_refused` admits."""
+    assert to_attribute_value(_Pair(1, "x")) == {"L": [{"N": "1"}, {"S": "x"}]}
+    assert to_attribute_value(_Shape(name="n")) == {"M": {"name": {"S": "n"}}}
+    assert to_attribute_value(pydantic.ByteSize(3)) == {"N": "3"}
+    assert to_attribute_value(frozenset({"a"})) == {"SS": ["a"]}
+
+
+def _convert(value: Any) -> Any:
+    return str(value)
+
+
+@pytest.mark.parametrize("cls", list(UNSTORABLE))
+def test_a_validator_that_may_change_the_type_lets_the_field_through(cls: type[Any]) -> None:
+    """A validator's value need not be of the annotation's class: the write decides."""
+    config = pydantic.ConfigDict(arbitrary_types_allowed=True)
+
+    class InMetadata(pydantic.BaseModel):
+        model_config = config
+        value: Annotated[cls, pydantic.AfterValidator(_convert)]  # type: ignore[valid-type]
+
+    class ByDecorator(pydantic.BaseModel):
+        model_config = config
+        value: cls  # type: ignore[valid-type]
+
+        @pydantic.field_validator("value", mode="after")
+        @classmethod
+        def _to_text(cls, value: Any) -> Any:
+            return str(value)
+
+    class Plain(pydantic.BaseModel):
+        model_config = config
+        value: cls  # type: ignore[valid-type]
+
+    compiled = codecs_for(InMetadata)["value"]
+    assert compiled.to_av(InMetadata(value=UNSTORABLE[cls]).value) == {"S": str(UNSTORABLE[cls])}
+    codecs_for(ByDecorator)
+    with pytest.raises(ModelDefinitionError, match=rf"value: {cls.__name__} values cannot"):
+        codecs_for(Plain)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+import ipaddress
 import uuid
 from decimal import Decimal
 from typing import Annotated, Any, Optional
@@ -95,6 +96,27 @@ def test_model_key_field_is_refused() -> None:
 
         class Bad(Entity, table=Table("t"), pk="A#{where}", sk="S"):
             where: Address
+
+
+def test_an_entity_with_an_unstorable_field_is_refused_at_class_creation() -> None:
+    """At the top level and in a nested model's field, naming the class and the field."""
+    table = Table("unstorable")
+
+    with pytest.raises(ModelDefinitionError, match=r"Job\.timeout: timedelta values cannot"):
+
+        class Job(Entity, table=table, pk="JOB#{job_id}", sk="JOB"):
+            job_id: str
+            timeout: dt.timedelta
+
+    class Endpoint(BaseModel):
+        host: str
+        address: ipaddress.IPv4Address | None = None
+
+    with pytest.raises(ModelDefinitionError, match=r"Endpoint\.address: IPv4Address values"):
+
+        class Service(Entity, table=table, pk="SVC#{name}", sk="SVC"):
+            name: str
+            endpoints: list[Endpoint]
 
 
 def test_optional_primary_key_field() -> None:

@@ -21,7 +21,6 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import event as label
 from hypothesis import strategies as hs
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -35,6 +34,7 @@ from singletable.io.lean import has_binary_keys
 from singletable.model.pages import PageDecoder, entity_schema, page_decoder
 from singletable.model.plan import EntityPlan
 from singletable.types import Item
+from tests.comparisons import same_result
 from tests.strategies import EntitySpec, build_entity, entity_instances, entity_specs
 
 table = Table("pages")
@@ -73,22 +73,6 @@ def event(i: int, **changes: Any) -> Event:
 
 def body_of(items: list[Item], **rest: Any) -> bytes:
     return json.dumps({"Items": items, "Count": len(items), **rest}).encode()
-
-
-def same_result(a: Any, b: Any) -> bool:
-    """Equal (NaN to NaN), and alike where ``==`` does not look: classes, a tzinfo's class,
-    the fields set."""
-    if a.__class__ is not b.__class__:
-        return False
-    if isinstance(a, BaseModel):
-        return a.model_fields_set == b.model_fields_set and same_result(a.__dict__, b.__dict__)
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(same_result(v, b[k]) for k, v in a.items())
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(map(same_result, a, b))
-    if isinstance(a, datetime) and a.tzinfo.__class__ is not b.tzinfo.__class__:
-        return False
-    return bool(a == b) or (a != a and b != b)
 
 
 def check_page(plan: EntityPlan, items: list[Item]) -> list[Any]:

@@ -339,8 +339,20 @@ def _build_with_metadata(
     # changes the stored representation, so metadata is not interpreted, except that a
     # validator in it may hand the field a value of another type than its annotation's.
     # ``validated``: the model has a field validator of its own for the field (likewise).
-    if not validated and not any(_converts(m) for m in (*metadata, *_annotation_parts(annotation))):
-        _refuse_unstorable(annotation, where)
+    unstorable = _unstorable_part(annotation)
+    if (
+        unstorable is not None
+        and not validated
+        and not any(_converts(m) for m in (*metadata, *_annotation_parts(annotation)))
+    ):
+        name = unstorable.__name__
+        raise ModelDefinitionError(
+            f"{where}: {name} values cannot be stored in DynamoDB, so no {name} value of "
+            "this field could be written. Supported are str, int, float, Decimal, bool, "
+            "bytes, datetime, date, time, UUID, Enum, Literal, list, tuple, set, dict and "
+            f"pydantic models: store the {name}'s text or number in a field of one of "
+            "those types"
+        )
     return _build(annotation, where, False, position)
 
 
@@ -379,6 +391,10 @@ _STORABLE_BASES: tuple[type[Any], ...] = (
 )
 
 
+#: The commonest annotations, stored (None as absence or NULL): no subclass test for them.
+_STORED = frozenset({str, int, float, bool, bytes, Decimal, datetime.datetime, object, type(None)})
+
+
 @functools.cache
 def _pydantic_value_classes() -> tuple[type[Any], ...]:
     """The classes of pydantic's whose validated values are instances of themselves.
@@ -408,7 +424,7 @@ def _unstorable(cls: type[Any]) -> bool:
     and the class is concrete: an abstract class or a protocol (``Hashable``) admits
     values of other classes.
     """
-    if issubclass(cls, _STORABLE_BASES):
+    if cls in _STORED or issubclass(cls, _STORABLE_BASES):
         return False
     if inspect.isabstract(cls) or getattr(cls, "_is_protocol", False):
         return False
@@ -417,36 +433,31 @@ def _unstorable(cls: type[Any]) -> bool:
     )
 
 
-def _refuse_unstorable(annotation: Any, where: str) -> None:
-    """Refuse an annotation some part of which can hold no storable value.
+def _unstorable_part(annotation: Any) -> type[Any] | None:
+    """A class in ``annotation`` that can hold no storable value, if any.
 
     A ``timedelta``, an ``IPv4Address`` or a ``Path`` field (or one of a list of them,
     a map's values, an optional one, a union's member) passed class creation, and every
-    write of such a value was refused with `ItemEncodeError`: refused here instead,
-    before any entity exists.
+    write of such a value was refused with `ItemEncodeError`: `_build_with_metadata`
+    refuses it instead, before any entity exists.
     """
+    if annotation.__class__ is type:  # most fields: no Annotated, alias or generic
+        return annotation if _unstorable(annotation) else None
     annotation = _unwrap(annotation)
     origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
     if _is_union(origin) or origin in _CONTAINERS:
-        parts = args[1:] if origin in _MAPS else args
-        for part in parts:
+        args = typing.get_args(annotation)
+        for part in args[1:] if origin in _MAPS else args:
             if part is not Ellipsis and part != ():
-                _refuse_unstorable(part, f"{where}[]" if origin in _CONTAINERS else where)
-        return
-    if annotation is Any or annotation is object or annotation is type(None):
-        return
+                found = _unstorable_part(part)
+                if found is not None:
+                    return found
+        return None
     # A generic class (``re.Pattern[str]``) holds instances of its origin.
     cls = origin if isinstance(origin, type) else annotation
-    if isinstance(cls, type) and _unstorable(cls):
-        name = cls.__name__
-        raise ModelDefinitionError(
-            f"{where}: {name} values cannot be stored in DynamoDB, so no {name} value of "
-            "this field could be written. Supported are str, int, float, Decimal, bool, "
-            "bytes, datetime, date, time, UUID, Enum, Literal, list, tuple, set, dict and "
-            f"pydantic models: store the {name}'s text or number in a field of one of "
-            "those types"
-        )
+    if isinstance(cls, type) and cls is not Any and _unstorable(cls):
+        return cls
+    return None
 
 
 _MAPS = (dict, Mapping, MutableMapping)

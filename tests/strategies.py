@@ -417,9 +417,16 @@ _TABLES = itertools.count()
 
 
 def build_entity(
-    spec: EntitySpec, *, name: str = "Generated", table_name: str | None = None
+    spec: EntitySpec,
+    *,
+    name: str = "Generated",
+    table_name: str | None = None,
+    validators: Mapping[str, Any] | None = None,
 ) -> type[st.Entity]:
-    """A real `Entity` subclass for ``spec``, on a fresh `Table` object of its own."""
+    """A real `Entity` subclass for ``spec``, on a fresh `Table` object of its own.
+
+    ``validators``: pydantic validators (``field_validator(...)(function)``) by name.
+    """
     indexes = [st.GSI("GSI1", pk="GSI1PK", sk="GSI1SK")] if spec.gsi else []
     table = st.Table(
         table_name or f"generated{next(_TABLES)}",
@@ -451,7 +458,11 @@ def build_entity(
     if spec.gsi:
         keywords["indexes"] = {"GSI1": st.IndexKeys(pk=spec.gsi[0], sk=spec.gsi[1])}
     model: type[st.Entity] = pydantic.create_model(
-        name, __base__=st.Entity, __cls_kwargs__=keywords, **fields
+        name,
+        __base__=st.Entity,
+        __cls_kwargs__=keywords,
+        __validators__=dict(validators or {}),
+        **fields,
     )
     return model
 

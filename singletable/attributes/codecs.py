@@ -90,7 +90,13 @@ from singletable.attributes.scalars import (
 from singletable.errors import ItemEncodeError, ModelDefinitionError
 from singletable.types import AttributeValue
 
-__all__ = ["AttributeCodec", "attribute_codec_for", "field_is_validated", "lax_field"]
+__all__ = [
+    "AttributeCodec",
+    "attribute_codec_for",
+    "field_is_validated",
+    "lax_field",
+    "sees_raw_input",
+]
 
 
 class AttributeCodec:
@@ -246,18 +252,31 @@ def lax_field(model: type[Any], name: str) -> bool:
     codecs refuse them, and no validator of the user's runs before pydantic's own (it
     would see text where it saw numbers or UUIDs).
     """
-    if model.model_config.get("strict"):
+    if model.model_config.get("strict") or sees_raw_input(model, name):
         return False
     decorators = model.__pydantic_decorators__
     if any(d.info.mode != "after" for d in decorators.model_validators.values()):
         return False
-    for decorator in decorators.field_validators.values():
-        fields = decorator.info.fields
-        if decorator.info.mode != "after" and (name in fields or "*" in fields):
-            return False
     info = model.model_fields[name]
     return not any(
         _takes_raw_input(m) for m in (*info.metadata, *_annotation_parts(info.annotation))
+    )
+
+
+def sees_raw_input(model: type[Any], name: str) -> bool:
+    """Whether a validator of the user's sees field ``name``'s input before pydantic's own.
+
+    A ``before``, ``wrap`` or ``plain`` field validator, or one of those in the field's
+    metadata (``Annotated[str, BeforeValidator(...)]``).
+    """
+    for decorator in model.__pydantic_decorators__.field_validators.values():
+        fields = decorator.info.fields
+        if decorator.info.mode != "after" and (name in fields or "*" in fields):
+            return True
+    info = model.model_fields[name]
+    return any(
+        isinstance(m, (BeforeValidator, PlainValidator, WrapValidator))
+        for m in (*info.metadata, *_annotation_parts(info.annotation))
     )
 
 

@@ -18,7 +18,10 @@ exactly what that decoder hands pydantic:
   (``datetime.fromisoformat(av['S'])``) has that conversion as its before-validator;
 * any other field reads its attribute value whole, and a before-validator runs the
   decoder's own expression for it (`codegen.build_field_decoder`) in front of the
-  field's schema.
+  field's schema. So does a field with a validator of the user's that sees the input
+  first (``before``, ``wrap``, ``plain``), unless it is required: offered the whole
+  attribute value as a second reading (where another type or a ``NULL`` is stored), such
+  a validator could make a value of it where the item decoder hands ``None`` or refuses.
 
 A field the decoder fills when its attribute is absent (``None``, an empty set:
 `codegen.absent_fill`) has that fill as its default, validated as the decoder's dict
@@ -41,7 +44,7 @@ from pydantic import BaseModel
 from pydantic_core import CoreSchema, SchemaValidator
 from pydantic_core import core_schema as cs
 
-from singletable.attributes.codecs import lax_field
+from singletable.attributes.codecs import lax_field, sees_raw_input
 from singletable.model.codegen import MODEL_VALIDATE, absent_fill, build_field_decoder
 from singletable.model.collector import collector_held_off
 from singletable.model.plan import EntityPlan
@@ -144,6 +147,9 @@ def entity_schema(plan: EntityPlan) -> tuple[CoreSchema, frozenset[str]] | None:
     filled: list[str] = []
     for name, field in plan.fields.items():
         lax = lax_field(model, name)
+        # A validator of the user's that sees the input first must see what the item
+        # decoder hands it: never the whole attribute value offered as a second reading.
+        raw = sees_raw_input(model, name)
         # A key field absent is read from the keys: the item decoder's job. Absent, a few
         # fields are handed a value (None, an empty set) pydantic then validates.
         fill = None if name in key_fields else absent_fill(field, lax=lax)
@@ -154,7 +160,12 @@ def entity_schema(plan: EntityPlan) -> tuple[CoreSchema, frozenset[str]] | None:
             # The field counts as set, absent or not (`PageDecoder` adds it).
             filled.append(name)
             inner = _without_default(field_schema)
-            if reading.tag is not None and reading.convert is None and fill in _FILL_VALUES:
+            if (
+                reading.tag is not None
+                and reading.convert is None
+                and fill in _FILL_VALUES
+                and not raw
+            ):
                 # The stored value, or else the whole attribute value, which the field's
                 # schema refuses (a JSON object is no text, number or array).
                 alias = [[field.attribute, reading.tag], [field.attribute]]
@@ -170,7 +181,7 @@ def entity_schema(plan: EntityPlan) -> tuple[CoreSchema, frozenset[str]] | None:
                 # Absent or of another type, the attribute is missing: the item is the
                 # decoder's.
                 alias, before = [field.attribute, reading.tag], reading.convert
-            elif reading.tag in _SCALAR_TAGS and reading.convert is None:
+            elif reading.tag in _SCALAR_TAGS and reading.convert is None and not raw:
                 # Or else the whole attribute value, which the field's scalar schema
                 # refuses: another type than the decoder's must not read as absent (the
                 # default).

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 from pydantic_core import CoreSchema, SchemaValidator
@@ -167,8 +167,10 @@ def entity_schema(plan: EntityPlan) -> tuple[CoreSchema, frozenset[str]] | None:
                 and not raw
             ):
                 # The stored value, or else the whole attribute value, which the field's
-                # schema refuses (a JSON object is no text, number or array).
+                # schema refuses (a JSON object is no text, number or array), a NULL's
+                # aside.
                 alias = [[field.attribute, reading.tag], [field.attribute]]
+                inner = _null_reads_none(inner)
                 default = _FILL_VALUES[fill]
             else:
                 inner = cs.no_info_before_validator_function(reading.decode, inner)
@@ -183,9 +185,10 @@ def entity_schema(plan: EntityPlan) -> tuple[CoreSchema, frozenset[str]] | None:
                 alias, before = [field.attribute, reading.tag], reading.convert
             elif reading.tag in _SCALAR_TAGS and reading.convert is None and not raw:
                 # Or else the whole attribute value, which the field's scalar schema
-                # refuses: another type than the decoder's must not read as absent (the
-                # default).
+                # refuses (a NULL's aside): another type than the decoder's must not read
+                # as absent (the default).
                 alias, before = [[field.attribute, reading.tag], [field.attribute]], None
+                field_schema = _null_reads_none(field_schema)
             read = _field_schema(field_schema, before, required)
         aliased[name] = {**fields[name], "schema": read, "validation_alias": alias}
     aliased_schema: CoreSchema = {
@@ -210,6 +213,41 @@ def _validates_like_its_decoder(model: type[BaseModel], schema: CoreSchema) -> b
         and not schema.get("root_model")
         and schema["schema"]["type"] == "model-fields"
     )
+
+
+def _stored_null(value: dict[str, Any]) -> None:
+    if value["NULL"] is not True:
+        raise ValueError("not a NULL")  # the item decoder's to refuse
+
+
+#: A stored NULL's whole attribute value, read as ``None``.
+_NULL_AS_NONE = cs.no_info_after_validator_function(
+    _stored_null,
+    cs.typed_dict_schema(
+        {"NULL": cs.typed_dict_field(cs.bool_schema(strict=True))}, extra_behavior="forbid"
+    ),
+)
+
+
+def _null_reads_none(schema: CoreSchema) -> CoreSchema:
+    """``schema``, its ``nullable`` part also reading a stored NULL's attribute value as None.
+
+    The item decoder hands ``None`` for a NULL, which the whole field schema validates:
+    the NULL is read inside the ``nullable`` part, so that what wraps it (a default,
+    ``after`` validators) sees ``None`` as it would. A schema with no ``nullable`` part
+    reached through those is returned as it is: a NULL there is the item decoder's.
+    Measured: a 1,000-item page whose items store ``NULL`` for an ``int | None = 5`` field
+    fell back item by item, 10.7 µs an item against 6.3 µs decoding item by item alone.
+    """
+    parts: dict[str, Any] = dict(schema)
+    kind = parts["type"]
+    if kind == "nullable":
+        parts["schema"] = cs.union_schema([parts["schema"], _NULL_AS_NONE], mode="left_to_right")
+    elif kind in ("default", "function-after"):
+        parts["schema"] = _null_reads_none(parts["schema"])
+    else:
+        return schema
+    return cast(CoreSchema, parts)
 
 
 def _without_default(schema: CoreSchema) -> CoreSchema:

@@ -25,11 +25,13 @@ exactly what that decoder hands pydantic:
 
 A field the decoder fills when its attribute is absent (``None``, an empty set:
 `codegen.absent_fill`) has that fill as its default, validated as the decoder's dict
-would have it, and counts as set. Whatever the generated decoder would not decode on
-that common path is left to it: an item another entity or version wrote, one without its
-identifier, one missing a key field's attribute, and any item pydantic refuses. Such an
-item comes out of the page as its attribute-value dict (the union's second choice), and
-the caller decodes it as before, with the same results and errors. A model whose
+would have it, and counts as set. A stored NULL of a nullable field read through a path
+is taken as ``None`` inside the field's ``nullable`` part (`_null_reads_none`).
+Whatever the generated decoder would not decode on that common path is left to it: an
+item another entity or version wrote, one without its identifier, one missing a key
+field's attribute or holding a NULL for it, and any item pydantic refuses. Such an item
+comes out of the page as its attribute-value dict (the union's second choice), and the
+caller decodes it as before, with the same results and errors. A model whose
 validation could see the difference (a ``before`` or ``wrap`` model validator, its own
 ``model_validate`` or ``__init__``) gets no page decoder at all.
 """

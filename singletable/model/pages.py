@@ -47,6 +47,7 @@ from pydantic_core import CoreSchema, SchemaValidator
 from pydantic_core import core_schema as cs
 
 from singletable.attributes.codecs import lax_field, sees_raw_input
+from singletable.errors import ItemDecodeError
 from singletable.model.codegen import MODEL_VALIDATE, absent_fill, build_field_decoder
 from singletable.model.collector import collector_held_off
 from singletable.model.plan import EntityPlan
@@ -219,7 +220,8 @@ def _validates_like_its_decoder(model: type[BaseModel], schema: CoreSchema) -> b
 
 def _stored_null(value: dict[str, Any]) -> None:
     if value["NULL"] is not True:
-        raise ValueError("not a NULL")  # the item decoder's to refuse
+        # A ValueError, which pydantic reports: the item is the item decoder's to refuse.
+        raise ItemDecodeError(f"not a stored NULL: {value!r}")
 
 
 #: A stored NULL's whole attribute value, read as ``None``.

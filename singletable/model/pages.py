@@ -25,8 +25,8 @@ exactly what that decoder hands pydantic:
 
 A field the decoder fills when its attribute is absent (``None``, an empty set:
 `codegen.absent_fill`) has that fill as its default, validated as the decoder's dict
-would have it, and counts as set. A stored NULL of a nullable field read through a path
-is taken as ``None`` inside the field's ``nullable`` part (`_null_reads_none`).
+would have it, and counts as set. A NULL, which a field holding None over a default is
+stored as, is taken as ``None`` inside the field's ``nullable`` part (`_null_reads_none`).
 Whatever the generated decoder would not decode on that common path is left to it: an
 item another entity or version wrote, one without its identifier, one missing a key
 field's attribute or holding a NULL for it, and any item pydantic refuses. Such an item
@@ -170,10 +170,8 @@ def entity_schema(plan: EntityPlan) -> tuple[CoreSchema, frozenset[str]] | None:
                 and not raw
             ):
                 # The stored value, or else the whole attribute value, which the field's
-                # schema refuses (a JSON object is no text, number or array), a NULL's
-                # aside.
+                # schema refuses (a JSON object is no text, number or array).
                 alias = [[field.attribute, reading.tag], [field.attribute]]
-                inner = _null_reads_none(inner)
                 default = _FILL_VALUES[fill]
             else:
                 inner = cs.no_info_before_validator_function(reading.decode, inner)
@@ -191,7 +189,8 @@ def entity_schema(plan: EntityPlan) -> tuple[CoreSchema, frozenset[str]] | None:
                 # refuses (a NULL's aside): another type than the decoder's must not read
                 # as absent (the default).
                 alias, before = [[field.attribute, reading.tag], [field.attribute]], None
-                field_schema = _null_reads_none(field_schema)
+                if field.stores_none:  # None over a default is written as NULL
+                    field_schema = _null_reads_none(field_schema)
             read = _field_schema(field_schema, before, required)
         aliased[name] = {**fields[name], "schema": read, "validation_alias": alias}
     aliased_schema: CoreSchema = {

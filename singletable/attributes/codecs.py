@@ -257,9 +257,9 @@ def lax_field(model: type[Any], name: str) -> bool:
     decorators = model.__pydantic_decorators__
     if any(d.info.mode != "after" for d in decorators.model_validators.values()):
         return False
-    info = model.model_fields[name]
     return not any(
-        _takes_raw_input(m) for m in (*info.metadata, *_annotation_parts(info.annotation))
+        getattr(m, "strict", False) is True or getattr(m, "allow_inf_nan", False)
+        for m in _field_markers(model.model_fields[name])
     )
 
 
@@ -269,15 +269,31 @@ def sees_raw_input(model: type[Any], name: str) -> bool:
     A ``before``, ``wrap`` or ``plain`` field validator, or one of those in the field's
     metadata (``Annotated[str, BeforeValidator(...)]``).
     """
+    if any(d.info.mode != "after" for d in _field_validators(model, name)):
+        return True
+    return any(isinstance(m, _INPUT_VALIDATORS) for m in _field_markers(model.model_fields[name]))
+
+
+def field_is_validated(model: type[pydantic.BaseModel], name: str) -> bool:
+    """Whether a ``@field_validator`` of ``model`` (any mode) validates field ``name``."""
+    return any(True for _ in _field_validators(model, name))
+
+
+def _field_validators(model: type[Any], name: str) -> Iterator[Any]:
+    """The ``@field_validator`` decorators of ``model`` that validate field ``name``."""
     for decorator in model.__pydantic_decorators__.field_validators.values():
         fields = decorator.info.fields
-        if decorator.info.mode != "after" and (name in fields or "*" in fields):
-            return True
-    info = model.model_fields[name]
-    return any(
-        isinstance(m, (BeforeValidator, PlainValidator, WrapValidator))
-        for m in (*info.metadata, *_annotation_parts(info.annotation))
-    )
+        if name in fields or "*" in fields:
+            yield decorator
+
+
+#: The validators, in a field's metadata, that see its input before pydantic's own.
+_INPUT_VALIDATORS = (BeforeValidator, PlainValidator, WrapValidator)
+
+
+def _field_markers(info: FieldInfo) -> tuple[Any, ...]:
+    """A field's metadata and everything inside its annotation (`_annotation_parts`)."""
+    return (*info.metadata, *_annotation_parts(info.annotation))
 
 
 def _annotation_parts(annotation: Any) -> Iterator[Any]:
@@ -287,13 +303,6 @@ def _annotation_parts(annotation: Any) -> Iterator[Any]:
         yield from _annotation_parts(arg)
         if isinstance(arg, FieldInfo):
             yield from arg.metadata
-
-
-def _takes_raw_input(marker: Any) -> bool:
-    """Whether a metadata object makes stored text unsafe to hand to pydantic."""
-    if getattr(marker, "strict", False) is True or getattr(marker, "allow_inf_nan", False):
-        return True
-    return isinstance(marker, (BeforeValidator, PlainValidator, WrapValidator))
 
 
 def _model_codec(
@@ -362,7 +371,10 @@ def _build_with_metadata(
     if (
         unstorable is not None
         and not validated
-        and not any(_converts(m) for m in (*metadata, *_annotation_parts(annotation)))
+        and not any(
+            isinstance(m, (AfterValidator, *_INPUT_VALIDATORS))
+            for m in (*metadata, *_annotation_parts(annotation))
+        )
     ):
         name = unstorable.__name__
         raise ModelDefinitionError(
@@ -373,19 +385,6 @@ def _build_with_metadata(
             "those types"
         )
     return _build(annotation, where, False, position)
-
-
-def _converts(marker: Any) -> bool:
-    """Whether a metadata object is a validator, which may return a value of any type."""
-    return isinstance(marker, (AfterValidator, BeforeValidator, PlainValidator, WrapValidator))
-
-
-def field_is_validated(model: type[pydantic.BaseModel], name: str) -> bool:
-    """Whether a ``@field_validator`` of ``model`` (any mode) validates field ``name``."""
-    return any(
-        name in d.info.fields or "*" in d.info.fields
-        for d in model.__pydantic_decorators__.field_validators.values()
-    )
 
 
 #: Classes some of whose values the generic converter stores (`to_attribute_value`).

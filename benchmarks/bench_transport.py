@@ -24,10 +24,11 @@ Candidates, all in this one process against the same server:
 What is measured is the client's CPU (``time.process_time``, which counts every thread of
 the process, so pydynox's Rust runtime too), per item, best of ``--runs`` (the runs
 interleaved: every candidate once a run). The done-when lines (singletable lean against
-pydynox) are judged by the median of the runs' ratios (`paired_ratio`); the ratio of the
-two bests is printed beside it. The server is a separate process, so its CPU is not
-counted: a moto server started here on a loopback port, or ``$SINGLETABLE_ENDPOINT``
-(``scripts/dynamodb-local run -- python3 benchmarks/bench_transport.py``).
+pydynox) are judged by the median of the runs' ratios (bench_family's `paired_ratio`);
+the ratio of the two bests is printed beside it. The server is a separate process, so
+its CPU is not counted: a moto server started here on a loopback port, or
+``$SINGLETABLE_ENDPOINT`` (``scripts/dynamodb-local run -- python3
+benchmarks/bench_transport.py``).
 
 ``--replay 0,10`` then times the candidates again against `replay_server.py`, which answers
 with the bytes the real server sent, after that many ms: the client work is the same,
@@ -58,7 +59,6 @@ import os
 import re
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -81,6 +81,7 @@ from botocore.serialize import create_serializer
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_family import paired_ratio
 from bench_query import events as query_events
 
 from singletable import BatchWrite, Connection
@@ -240,18 +241,6 @@ def plain_dict(item: dict[str, Any]) -> dict[str, Any]:
         else:
             out[name] = value
     return out
-
-
-def paired_ratio(ours: list[float], theirs: list[float]) -> float:
-    """The median over runs of each run's ratio of ``ours`` to ``theirs``.
-
-    The line's verdict. Within a run the two candidates are timed one after the other,
-    at the host's speed of that moment; the best of each side may come from different
-    speeds, since this host runs a process at one speed for seconds and then up to 2x
-    slower (``lean raw``, the same work every run, printed 13.5 and 16.5 µs an item in
-    two runs of one tree): bench_family judges its ratios so too (its `paired_ratio`).
-    """
-    return statistics.median(o / t for o, t in zip(ours, theirs, strict=True))
 
 
 def cpu_ms(func: Callable[[], Any], runs: int) -> float:
@@ -639,6 +628,9 @@ def compare(
     for kind, per in (("write", N_WRITE), ("query", len(expected))):
         ours = results[kind]["singletable lean"] / per
         theirs = results[kind]["pydynox"] / per
+        # The line's verdict. Within a run the two are timed one after the other, at the
+        # host's speed of that moment; the bests may come from different speeds (lean
+        # raw, the same work every run, printed 13.5 and 16.5 µs an item in two runs).
         paired = paired_ratio(timed[kind]["singletable lean"], timed[kind]["pydynox"])
         verdict = "ok" if paired <= 1.0 else "OVER"
         print(

@@ -6,6 +6,9 @@ and classes from `make_models` (the table name comes from the ``table_name`` fix
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -15,6 +18,7 @@ from pydantic import Field
 
 import singletable as st
 from tests.integration._executors import connect
+from tests.strategies import EntitySpec, build_entity
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -134,3 +138,24 @@ def bulk_models(name: str) -> tuple[st.Table, Any, Any, Any]:
         version: int = 0
 
     return table, Thing, Member, Counter
+
+
+_generated = itertools.count()
+
+
+@contextmanager
+def generated_entity_table(
+    client: DynamoDBClient, table_name: str, spec: EntitySpec
+) -> Iterator[tuple[type[st.Entity], st.Connection]]:
+    """``spec``'s entity class on a table of its own, created on the backend, deleted after.
+
+    With the executor under test connected to it (a property test's example each).
+    """
+    model = build_entity(spec, table_name=f"{table_name}-{next(_generated)}")
+    table = model.plan().table
+    db = connect(client)
+    db.create_table(table)
+    try:
+        yield model, db
+    finally:
+        db.delete_table(table)

@@ -12,7 +12,6 @@ import base64
 import datetime as dt
 import enum
 import io
-import itertools
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -30,9 +29,9 @@ from singletable.tooling.jobs.local import LocalContext, run_units
 from singletable.tooling.jobs.units import LeaseLost
 from tests.cli.running import model_module
 from tests.integration._executors import connect
-from tests.integration.models import bulk_models
+from tests.integration.models import bulk_models, generated_entity_table
 from tests.integration.test_load import BULK_MODEL
-from tests.strategies import build_entity, entity_instances, entity_specs
+from tests.strategies import entity_instances, entity_specs
 from tests.unit_contexts import TakenOver
 
 if TYPE_CHECKING:
@@ -40,7 +39,6 @@ if TYPE_CHECKING:
 else:
     DynamoDBClient = Any
 
-_tables = itertools.count()
 
 #: Attribute kinds pydantic's JSON cannot carry back as they are stored: bytes that are not
 #: UTF-8 (pydantic's default ``ser_json_bytes="utf8"``), and ``Any`` values (a stored number
@@ -84,11 +82,8 @@ def test_an_export_loads_back_into_a_fresh_table_as_equal_entities(
     dynamodb_client: DynamoDBClient, table_name: str, data: hs.DataObject
 ) -> None:
     spec = data.draw(entity_specs())
-    model = build_entity(spec, table_name=f"{table_name}-{next(_tables)}")
-    table = model.plan().table
-    db = connect(dynamodb_client)
-    db.create_table(table)
-    try:
+    with generated_entity_table(dynamodb_client, table_name, spec) as (model, db):
+        table = model.plan().table
         for obj in data.draw(hs.lists(entity_instances(spec, model), max_size=8)):
             try:
                 st.Put(obj).run(db)
@@ -113,8 +108,6 @@ def test_an_export_loads_back_into_a_fresh_table_as_equal_entities(
         st.load(db, JsonLines([table]).objects(lines), out=io.StringIO())
         reloaded = {key_of(o): o for o in model.scan().all(db)}
         assert reloaded == {k: o for k, o in stored.items() if k not in skipped_keys}
-    finally:
-        db.delete_table(table)
 
 
 @settings(
@@ -128,11 +121,8 @@ def test_a_versioned_export_loads_back_at_its_versions(
 ) -> None:
     # Issue 21: a load of a versioned export into an empty table failed on every item.
     spec = data.draw(entity_specs(versioned=True))
-    model = build_entity(spec, table_name=f"{table_name}-{next(_tables)}")
-    table = model.plan().table
-    db = connect(dynamodb_client)
-    db.create_table(table)
-    try:
+    with generated_entity_table(dynamodb_client, table_name, spec) as (model, db):
+        table = model.plan().table
         for obj in data.draw(hs.lists(entity_instances(spec, model), max_size=6)):
             try:
                 for _ in range(data.draw(hs.integers(1, 3), label="puts")):
@@ -159,8 +149,6 @@ def test_a_versioned_export_loads_back_at_its_versions(
         )
         reloaded = {key_of(o): o for o in model.scan().all(db)}
         assert reloaded == {k: o for k, o in stored.items() if k not in skipped_keys}
-    finally:
-        db.delete_table(table)
 
 
 class Zombie(LocalContext):

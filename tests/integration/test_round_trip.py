@@ -15,7 +15,6 @@ Few examples: each one creates a table on the backend.
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import HealthCheck, given, settings
@@ -23,16 +22,14 @@ from hypothesis import strategies as hs
 
 import singletable as st
 from tests.comparisons import same_result
-from tests.integration._executors import connect
+from tests.integration.models import generated_entity_table
 from tests.integration.recording import RecordingClient
-from tests.strategies import build_entity, entity_instances, entity_specs
+from tests.strategies import entity_instances, entity_specs
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 else:
     DynamoDBClient = Any
-
-_tables = itertools.count()
 
 
 def _key(obj: Any) -> str:
@@ -76,11 +73,8 @@ def test_generated_entities_read_back_as_written_on_every_read_path(
     dynamodb_client: DynamoDBClient, table_name: str, data: hs.DataObject
 ) -> None:
     spec = data.draw(entity_specs())
-    model = build_entity(spec, table_name=f"{table_name}-rt{next(_tables)}")
-    plan = model.plan()
-    db = connect(dynamodb_client)
-    db.create_table(plan.table)
-    try:
+    with generated_entity_table(dynamodb_client, table_name, spec) as (model, db):
+        plan = model.plan()
         written: dict[str, st.Entity] = {}
         for obj in data.draw(hs.lists(entity_instances(spec, model), max_size=10)):
             try:
@@ -107,5 +101,3 @@ def test_generated_entities_read_back_as_written_on_every_read_path(
             for a, b in zip(got, by_item[path], strict=True):
                 # The same server bytes, decoded two ways: the very same objects.
                 assert same_result(a, b), (path, a, b)
-    finally:
-        db.delete_table(plan.table)

@@ -22,6 +22,7 @@ __all__ = [
     "ExpressionError",
     "ItemDecodeError",
     "ItemEncodeError",
+    "ItemTooDeepError",
     "ItemTooLargeError",
     "JobError",
     "KeyDecodeError",
@@ -92,6 +93,18 @@ class ItemTooLargeError(ItemEncodeError):
     def __init__(self, message: str, *, size: int, limit: int) -> None:
         super().__init__(message)
         self.size = size
+        self.limit = limit
+
+
+class ItemTooDeepError(ItemEncodeError):
+    """An attribute nests lists and maps deeper than DynamoDB stores (31 levels).
+
+    DynamoDB counts 32 levels with the item itself and refuses the whole request, so a
+    batch would fail after the chunks before it were written.
+    """
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
         self.limit = limit
 
 

@@ -216,6 +216,13 @@ class Tree(pydantic.BaseModel):
     children: list[Tree] = pydantic.Field(default_factory=list)
 
 
+class Holder(pydantic.BaseModel):
+    """A nested model holding ``Any``: its depth is the values', not its type's."""
+
+    meta: dict[str, Any] = pydantic.Field(default_factory=dict)
+    rows: list[Any] = pydantic.Field(default_factory=list)
+
+
 def _texts() -> hs.SearchStrategy[str]:
     return hs.text(hs.characters(codec="utf-8"), max_size=8)
 
@@ -252,6 +259,52 @@ _TREES = hs.recursive(
     lambda inner: hs.builds(Tree, label=_texts(), children=hs.lists(inner, max_size=2)),
     max_leaves=5,
 )
+
+
+def nesting(value: Any) -> int:
+    """Levels of lists and maps (a model is a map) ``value`` holds: DynamoDB stores 31 at most."""
+    if isinstance(value, pydantic.BaseModel):
+        children: Any = [getattr(value, name) for name in type(value).model_fields]
+    elif isinstance(value, dict):
+        children = value.values()
+    elif isinstance(value, (list, tuple)):
+        children = value
+    else:
+        return 0  # a scalar or a set: a value, not a level
+    return 1 + max((nesting(child) for child in children), default=0)
+
+
+@hs.composite
+def deep_values(draw: hs.DrawFn, low: int = 27, high: int = 34) -> Any:
+    """A chain of maps and lists around a leaf, about DynamoDB's 31 levels deep.
+
+    The leaf may be a container itself (an empty map or list counts a level), a set (it
+    does not) or a scalar; some levels hold a scalar or a small container beside the chain.
+    """
+    value: Any = draw(
+        hs.sampled_from([{}, [], "leaf", None, 7, frozenset({"s"})]).map(
+            lambda leaf: set(leaf) if isinstance(leaf, frozenset) else leaf
+        )
+    )
+    for _ in range(draw(hs.integers(low, high))):
+        beside = draw(hs.sampled_from([None, "x", [1], {"b": True}]))
+        if draw(hs.booleans()):
+            value = {"k": value} if beside is None else {"a": beside, "k": value}
+        else:
+            value = [value] if beside is None else [beside, value]
+    return value
+
+
+def _deep_trees() -> hs.SearchStrategy[Tree]:
+    """Tree chains about 31 levels deep (a tree is a map, its children a list: two each)."""
+
+    def chain(levels: int) -> Tree:
+        tree = Tree(label="leaf")
+        for _ in range(levels - 1):
+            tree = Tree(label="t", children=[tree])
+        return tree
+
+    return hs.integers(14, 17).map(chain)
 
 
 @dataclass(frozen=True)
@@ -320,6 +373,18 @@ ATTRIBUTE_KINDS: tuple[AttributeKind, ...] = (
     AttributeKind("tuple", tuple[int, str], hs.tuples(hs.integers(), _texts())),
     AttributeKind("outer", Outer, _OUTERS),
     AttributeKind("tree", Tree, _TREES),
+    # Values about DynamoDB's nesting limit (31 levels in an attribute), on each side of
+    # it: counted while converting (Any, dict[str, Any], list[Any]), or walked once built
+    # (a recursive model, a model holding Any).
+    AttributeKind("deep_any", Any, deep_values()),
+    AttributeKind("deep_dict_any", dict[str, Any], deep_values().map(lambda v: {"d": v})),
+    AttributeKind("deep_list_any", list[Any], deep_values().map(lambda v: [v])),
+    AttributeKind("deep_tree", Tree, _deep_trees()),
+    AttributeKind(
+        "deep_holder",
+        list[Holder],
+        hs.builds(Holder, meta=deep_values(25, 31).map(lambda v: {"m": v})).map(lambda h: [h]),
+    ),
 )
 
 

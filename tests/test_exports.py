@@ -95,6 +95,7 @@ PUBLIC = {
     "KeyDecodeError",
     "ItemEncodeError",
     "ItemDecodeError",
+    "ItemTooDeepError",
     "ItemTooLargeError",
     "ExpressionError",
     "QueryError",

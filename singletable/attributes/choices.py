@@ -149,6 +149,8 @@ def _any_enum(
 class _EnumFast(FastPath):
     """An enum of str (or int) values: the member's value, read from its ``_value_``."""
 
+    levels = 0
+
     def __init__(
         self,
         to_av: Encoder,

@@ -87,7 +87,8 @@ from singletable.attributes.scalars import (
     scalar_str,
     scalar_text,
 )
-from singletable.errors import ItemEncodeError, ModelDefinitionError
+from singletable.attributes.size import MAX_NESTING, check_nesting, nesting_error
+from singletable.errors import ItemEncodeError, ItemTooDeepError, ModelDefinitionError
 from singletable.types import AttributeValue
 
 __all__ = [
@@ -626,4 +627,24 @@ def attribute_codec_for(
     to_av, from_av, params, fast, order = _build_with_metadata(
         annotation, tuple(metadata), where, TOP, validated=validated
     )
+    levels = fast.nesting()
+    if levels is None or levels > MAX_NESTING:
+        # The type does not bound the value's depth: every encoding of the attribute
+        # (reference, updates, the generated code's calls of the codec) checks it.
+        to_av = fast.to_av = _nesting_checked(to_av, where)
     return AttributeCodec(to_av, from_av, params, where=where, fast=fast, key_order=order)
+
+
+def _nesting_checked(to_av: Encoder, where: str) -> Encoder:
+    """``to_av`` refusing a value that nests lists and maps deeper than DynamoDB stores."""
+
+    def checked(value: Any) -> AttributeValue | None:
+        try:
+            av = to_av(value)
+        except (RecursionError, ItemTooDeepError):
+            # Refused deeper down (by a nested model's codec, or by Python's recursion
+            # limit): the error names the entity's field, as the generated code does.
+            raise nesting_error(where) from None
+        return None if av is None else check_nesting(av, where)
+
+    return checked

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from singletable.attributes.codec_parts import TOP, Built, decode_mismatch, is_null, none_handler
-from singletable.attributes.fastpath import FastPath, ListFast, MapFast, SetFast
+from singletable.attributes.fastpath import ListFast, MapFast, SetFast, TupleFast
 from singletable.errors import ItemDecodeError, ItemEncodeError, ModelDefinitionError
 from singletable.types import AttributeValue
 
@@ -76,7 +76,8 @@ def fixed_tuple_codec(where: str, nullable: bool, position: str, items: list[Bui
         return tuple([dec(e) for dec, e in zip(decoders, elements, strict=True)])
 
     params = {"type": "tuple", "items": [b[2] for b in items]}
-    return Built(to_av, from_av, params, FastPath(to_av, nullable=nullable))
+    fast = TupleFast(to_av, [b[3] for b in items], nullable=nullable)
+    return Built(to_av, from_av, params, fast)
 
 
 def map_codec(where: str, nullable: bool, position: str, value_codec: Built) -> Built:

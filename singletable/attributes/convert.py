@@ -20,7 +20,7 @@ from singletable.attributes.numbers import (
     number_from_text,
     number_text,
 )
-from singletable.attributes.size import attribute_value_size
+from singletable.attributes.size import MAX_NESTING, attribute_value_size, nesting_error
 from singletable.errors import ItemDecodeError, ItemEncodeError
 from singletable.types import AttributeValue
 
@@ -58,17 +58,19 @@ def _set_to_av(value: set[Any] | frozenset[Any], where: str) -> AttributeValue:
     )
 
 
-def _model_to_av(value: pydantic.BaseModel, where: str) -> AttributeValue:
+def _model_to_av(value: pydantic.BaseModel, where: str, room: int) -> AttributeValue:
     result: dict[str, AttributeValue] = {}
     for name in type(value).model_fields:
         field_value = getattr(value, name)
         if isinstance(field_value, (set, frozenset)) and not field_value:
             continue  # empty sets are omitted, as for top-level attributes
-        result[name] = to_attribute_value(field_value, where=f"{where}.{name}")
+        result[name] = to_attribute_value(field_value, where=f"{where}.{name}", room=room - 1)
     return {"M": result}
 
 
-def to_attribute_value(value: Any, *, where: str = "value") -> AttributeValue:  # noqa: C901 - one dispatch branch per supported runtime type
+def to_attribute_value(  # noqa: C901 - one dispatch branch per supported runtime type
+    value: Any, *, where: str = "value", room: int = MAX_NESTING
+) -> AttributeValue:
     """Convert a value of any supported type to a DynamoDB attribute value.
 
     This dispatches on the runtime type on every call; entity fields use the compiled
@@ -78,6 +80,9 @@ def to_attribute_value(value: Any, *, where: str = "value") -> AttributeValue:  
     Args:
         value: The value to convert.
         where: What the value is, for error messages (e.g. ``"AuditEvent.score"``).
+        room: Levels of lists and maps the value may hold (`MAX_NESTING` for an
+            attribute): deeper is refused, and a value of any depth gives that error,
+            not a `RecursionError`.
 
     Returns:
         A low-level attribute value.
@@ -112,8 +117,10 @@ def to_attribute_value(value: Any, *, where: str = "value") -> AttributeValue:  
         return {"S": str(value)}
     if isinstance(value, (set, frozenset)):
         return _set_to_av(value, where)
+    if isinstance(value, (pydantic.BaseModel, Mapping, list, tuple)) and room < 1:
+        raise nesting_error(where)
     if isinstance(value, pydantic.BaseModel):
-        return _model_to_av(value, where)
+        return _model_to_av(value, where, room)
     if isinstance(value, Mapping):
         result: dict[str, AttributeValue] = {}
         for key, element in value.items():
@@ -126,10 +133,15 @@ def to_attribute_value(value: Any, *, where: str = "value") -> AttributeValue:  
                     f"{where}: a map key is the empty string, which DynamoDB refuses "
                     "(empty attribute name); use a non-empty key"
                 )
-            result[key] = to_attribute_value(element, where=f"{where}[{key!r}]")
+            result[key] = to_attribute_value(element, where=f"{where}[{key!r}]", room=room - 1)
         return {"M": result}
     if isinstance(value, (list, tuple)):
-        return {"L": [to_attribute_value(e, where=f"{where}[{i}]") for i, e in enumerate(value)]}
+        return {
+            "L": [
+                to_attribute_value(e, where=f"{where}[{i}]", room=room - 1)
+                for i, e in enumerate(value)
+            ]
+        }
     raise ItemEncodeError(
         f"{where}: cannot store a {cls.__name__} value in DynamoDB; supported are str, "
         "int, float, Decimal, bool, bytes, datetime, date, time, UUID, Enum, list, tuple, "
@@ -190,7 +202,9 @@ def _text_bound(text: str) -> int:
     return len(text) if text.isascii() else 4 * len(text)
 
 
-def to_attribute_value_sized(value: Any, where: str = "value") -> tuple[AttributeValue, int]:
+def to_attribute_value_sized(
+    value: Any, where: str = "value", room: int = MAX_NESTING
+) -> tuple[AttributeValue, int]:
     """`to_attribute_value` and a bound of the result's size in bytes, in one walk.
 
     The common JSON-like shapes (exact ``str``, ``int``, ``float``, ``bool``, ``None``,
@@ -201,6 +215,7 @@ def to_attribute_value_sized(value: Any, where: str = "value") -> tuple[Attribut
     Args:
         value: The value to convert.
         where: What the value is, for error messages.
+        room: Levels of lists and maps the value may hold, as for `to_attribute_value`.
 
     Returns:
         ``(attribute_value, bound)`` with the attribute value equal to
@@ -225,10 +240,10 @@ def to_attribute_value_sized(value: Any, where: str = "value") -> tuple[Attribut
     elif value is None:
         return {"NULL": True}, 1
     elif cls is dict:
-        return sized_map(value, where)
+        return sized_map(value, where, room)
     elif cls is list or cls is tuple:
-        return sized_list(value, where)
-    av = to_attribute_value(value, where=where)
+        return sized_list(value, where, room)
+    av = to_attribute_value(value, where=where, room=room)
     return av, attribute_value_size(av)
 
 
@@ -240,6 +255,8 @@ def to_attribute_value_sized(value: Any, where: str = "value") -> tuple[Attribut
 # that text without `decimal_text` (which returns that text for it).
 # Both measured on bench_family's trail (a nested dict[str, Any]): sized_map 1.11x ->
 # ~0.9x the instructions of the hand-written converter (benchmarks/README.md).
+# They count the levels of lists and maps they open (``room``), so DynamoDB's nesting
+# limit is enforced while converting, not by a second walk of the value.
 
 
 def _number_text(value: Decimal, where: str) -> str:
@@ -260,8 +277,12 @@ def _number_text(value: Decimal, where: str) -> str:
     return decimal_text(value, where, value)
 
 
-def sized_map(value: dict[Any, Any], where: str) -> tuple[AttributeValue, int]:
+def sized_map(
+    value: dict[Any, Any], where: str, room: int = MAX_NESTING
+) -> tuple[AttributeValue, int]:
     """`to_attribute_value_sized` of an exact ``dict`` (same result, same errors)."""
+    if room < 1:
+        raise nesting_error(where)
     entries: dict[str, AttributeValue] = {}
     size = 3 + len(value)  # the map's own bytes, and one per entry
     for key, element in value.items():
@@ -286,19 +307,23 @@ def sized_map(value: dict[Any, Any], where: str) -> tuple[AttributeValue, int]:
             entries[key] = {"N": _number_text(element, where)}
             size += _MAX_NUMBER_SIZE
         elif kind is dict:
-            entries[key], element_size = sized_map(element, where)
+            entries[key], element_size = sized_map(element, where, room - 1)
             size += element_size
         elif kind is list or kind is tuple:
-            entries[key], element_size = sized_list(element, where)
+            entries[key], element_size = sized_list(element, where, room - 1)
             size += element_size
         else:
-            entries[key], element_size = to_attribute_value_sized(element, where=where)
+            entries[key], element_size = to_attribute_value_sized(element, where, room - 1)
             size += element_size
     return {"M": entries}, size
 
 
-def sized_list(value: list[Any] | tuple[Any, ...], where: str) -> tuple[AttributeValue, int]:
+def sized_list(
+    value: list[Any] | tuple[Any, ...], where: str, room: int = MAX_NESTING
+) -> tuple[AttributeValue, int]:
     """`to_attribute_value_sized` of an exact ``list`` or ``tuple``."""
+    if room < 1:
+        raise nesting_error(where)
     elements: list[AttributeValue] = []
     size = 3 + len(value)  # the list's own bytes, and one per element
     for element in value:
@@ -319,11 +344,11 @@ def sized_list(value: list[Any] | tuple[Any, ...], where: str) -> tuple[Attribut
             elements.append({"N": _number_text(element, where)})
             size += _MAX_NUMBER_SIZE
         elif kind is dict:
-            av, element_size = sized_map(element, where)
+            av, element_size = sized_map(element, where, room - 1)
             elements.append(av)
             size += element_size
         else:
-            av, element_size = to_attribute_value_sized(element, where=where)
+            av, element_size = to_attribute_value_sized(element, where, room - 1)
             elements.append(av)
             size += element_size
     return {"L": elements}, size

@@ -30,10 +30,22 @@ from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, NamedTuple
 
 from singletable.attributes.convert import sized_list, sized_map, to_attribute_value_sized
-from singletable.attributes.size import attribute_value_size
-from singletable.errors import ItemEncodeError
+from singletable.attributes.size import (
+    MAX_NESTING,
+    attribute_value_size,
+    check_nesting,
+    nesting_error,
+)
+from singletable.errors import ItemEncodeError, ItemTooDeepError
 
-__all__ = ["DecodeExpr", "Expr", "FastPath", "Writer"]
+__all__ = [
+    "DecodeExpr",
+    "Expr",
+    "FastPath",
+    "Writer",
+    "counts_levels",
+    "emit_attribute",
+]
 
 _NULL = {"NULL": True}
 
@@ -193,6 +205,9 @@ class FastPath:
     #: Whether the codec may leave out a value other than None (an empty top-level set,
     #: for a codec the generator knows nothing of): the generated code then checks.
     omits_values: ClassVar[bool] = True
+    #: Levels of lists and maps the codec's values hold at most, None if unbounded or
+    #: unknown (a codec the generator knows nothing of); scalar codecs say 0.
+    levels: ClassVar[int | None] = None
 
     def __init__(self, to_av: Callable[[Any], Any], *, nullable: bool = False) -> None:
         self.to_av = to_av
@@ -204,6 +219,14 @@ class FastPath:
         """The single-expression fast path over variable ``x``, or None if there is none."""
         del w, x
         return None
+
+    def nesting(self, expanding: frozenset[type[Any]] = frozenset()) -> int | None:
+        """Levels of lists and maps a value holds at most; None when its type does not say.
+
+        ``expanding``: the nested models being looked into (a recursive one is unbounded).
+        """
+        del expanding
+        return self.levels
 
     def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr | None:
         """An inline decoding expression over ``av``, or None to call the codec.
@@ -307,6 +330,10 @@ class ListFast(FastPath):
         super().__init__(to_av, nullable=nullable)
         self.item = item
 
+    def nesting(self, expanding: frozenset[type[Any]] = frozenset()) -> int | None:
+        inner = self.item.nesting(expanding)
+        return None if inner is None else inner + 1
+
     def expression(self, w: Writer, x: str) -> Expr | None:
         e, elements = w.var("e"), w.var("elements")
         expr = self.item.expression(w, e)
@@ -357,6 +384,25 @@ class ListFast(FastPath):
         return DecodeExpr(f"[{inner.expression} for {e} in {av}['L']]")
 
 
+class TupleFast(FastPath):
+    """A fixed-length tuple -> ``L``: the codec's own call, as deep as its items."""
+
+    def __init__(
+        self, to_av: Callable[[Any], Any], items: list[FastPath], *, nullable: bool
+    ) -> None:
+        super().__init__(to_av, nullable=nullable)
+        self.items = items
+
+    def nesting(self, expanding: frozenset[type[Any]] = frozenset()) -> int | None:
+        deepest = 0
+        for item in self.items:
+            inner = item.nesting(expanding)
+            if inner is None:
+                return None
+            deepest = max(deepest, inner)
+        return deepest + 1
+
+
 class MapFast(FastPath):
     """``dict[str, X]`` / ``Mapping`` -> ``M`` (non-empty string keys)."""
 
@@ -365,6 +411,10 @@ class MapFast(FastPath):
     def __init__(self, to_av: Callable[[Any], Any], value: FastPath, *, nullable: bool) -> None:
         super().__init__(to_av, nullable=nullable)
         self.value = value
+
+    def nesting(self, expanding: frozenset[type[Any]] = frozenset()) -> int | None:
+        inner = self.value.nesting(expanding)
+        return None if inner is None else inner + 1
 
     def emit(self, w: Writer, x: str, store: str) -> None:
         if isinstance(self.value, GenericFast):
@@ -426,6 +476,8 @@ class MapFast(FastPath):
 
 class SetFast(FastPath):
     """``set`` / ``frozenset`` of strings, numbers or bytes -> ``SS`` / ``NS`` / ``BS``."""
+
+    levels = 0  # a set is one value, not a level
 
     def __init__(
         self,
@@ -536,6 +588,17 @@ class ModelFast(FastPath):
         self.fields = fields  # called at generation time: a recursive model is complete then
         #: Per field, in order: the key model_validate takes it under, and whether it is lax.
         self.decoding = decoding
+
+    def nesting(self, expanding: frozenset[type[Any]] = frozenset()) -> int | None:
+        if self.model in expanding:
+            return None  # a recursive model: as deep as its values go
+        deepest = 0
+        for _name, field in self.fields():
+            inner = field.nesting(expanding | {self.model})
+            if inner is None:
+                return None
+            deepest = max(deepest, inner)
+        return deepest + 1
 
     def emit(self, w: Writer, x: str, store: str) -> None:
         if self.model in w.expanding:
@@ -692,3 +755,42 @@ class GenericFast(FastPath):
         with w.block("else:"):
             w(store.format(av))
             w(f"exact += {size}")
+
+
+def counts_levels(fast: FastPath) -> bool:
+    """Whether ``fast``'s generated code counts a top-level value's levels of lists and maps.
+
+    ``Any``, ``dict[str, Any]`` and ``list[Any]`` convert through the sized converters,
+    which refuse a value nested too deeply as they go (`singletable.attributes.convert`);
+    their codec's own call, for the other values, is the checked one
+    (`singletable.attributes.codecs.attribute_codec_for`).
+    """
+    if isinstance(fast, ListFast):
+        fast = fast.item
+    elif isinstance(fast, MapFast):
+        fast = fast.value
+    return isinstance(fast, GenericFast)
+
+
+def emit_attribute(w: Writer, fast: FastPath, x: str, store: str, where: str) -> None:
+    """`FastPath.emit` of a top-level attribute, within DynamoDB's nesting limit.
+
+    A type whose values nest at most `MAX_NESTING` levels needs no check, nor one whose
+    code counts them (`counts_levels`). Any other (a recursive model, a model or list
+    holding ``Any``) is walked once built (`check_nesting`); a value refused deeper down
+    (by a nested codec, or by Python's recursion limit) gets the same error, naming the
+    entity's field.
+    """
+    levels = fast.nesting()
+    if (levels is not None and levels <= MAX_NESTING) or counts_levels(fast):
+        fast.emit(w, x, store)
+        return
+    av, label = w.var("av"), w.ref(where, "where")
+    w(f"{av} = None")
+    with w.block("try:"):
+        fast.emit(w, x, f"{av} = {{}}")
+    too_deep = w.ref(ItemTooDeepError, "ItemTooDeepError")
+    with w.block(f"except (RecursionError, {too_deep}):"):
+        w(f"raise {w.ref(nesting_error, 'nesting_error')}({label}) from None")
+    with w.block(f"if {av} is not None:"):
+        w(store.format(f"{w.ref(check_nesting, 'check_nesting')}({av}, {label})"))

@@ -71,6 +71,8 @@ def scalar_str(where: str, nullable: bool, position: str, python: str) -> Built:
 
 
 class _StrFast(FastPath):
+    levels = 0
+
     def expression(self, w: Writer, x: str) -> Expr:
         return Expr(f"{x}.__class__ is str", "S", x, chars=f"len({x})")
 
@@ -106,6 +108,8 @@ def scalar_bool(where: str, nullable: bool, position: str) -> Built:
 
 
 class _BoolFast(FastPath):
+    levels = 0
+
     def expression(self, w: Writer, x: str) -> Expr:
         return Expr(f"{x} is True or {x} is False", "BOOL", x, static=1)
 
@@ -166,6 +170,8 @@ _COMPACT_INT_BOUND = 2**30 - 1
 
 
 class _IntFast(FastPath):
+    levels = 0
+
     def expression(self, w: Writer, x: str) -> Expr:
         bound = INT_FAST_BOUND
         # Ints of one internal digit (|x| < 2**30) first: the interpreter compares those
@@ -221,6 +227,8 @@ def scalar_float(where: str, nullable: bool, position: str) -> Built:
 
 
 class _FloatFast(FastPath):
+    levels = 0
+
     def expression(self, w: Writer, x: str) -> Expr:
         low, high = FLOAT_FAST_LOW, FLOAT_FAST_HIGH
         # Comparisons written out, as for ints. Zero (stored as "0", `float_text`) is
@@ -273,6 +281,8 @@ def scalar_decimal(where: str, nullable: bool, position: str) -> Built:
 
 
 class _DecimalFast(FastPath):
+    levels = 0
+
     def expression(self, w: Writer, x: str) -> Expr:
         # The codec's own fast test: text of at most 38 characters holds at most 38
         # digits, and then a finite value with its adjusted exponent in range is stored
@@ -325,6 +335,8 @@ def scalar_bytes(where: str, nullable: bool, position: str) -> Built:
 
 
 class _BytesFast(FastPath):
+    levels = 0
+
     def expression(self, w: Writer, x: str) -> Expr:
         return Expr(f"{x}.__class__ is bytes", "B", x, nbytes=f"len({x})")
 
@@ -369,6 +381,8 @@ def scalar_text(
 
 class _TextFast(FastPath):
     """datetime (aware ones in UTC), date, time (naive only) and UUID: their text, inline."""
+
+    levels = 0
 
     def __init__(self, to_av: Encoder, cls: type[Any], *, nullable: bool) -> None:
         super().__init__(to_av, nullable=nullable)

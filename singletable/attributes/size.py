@@ -6,11 +6,60 @@ from collections.abc import Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from singletable.errors import ItemEncodeError, ItemTooLargeError
+from singletable.errors import ItemEncodeError, ItemTooDeepError, ItemTooLargeError
 from singletable.types import AttributeValue
 
 #: DynamoDB's maximum item size in bytes (400 KB), names and values included.
 MAX_ITEM_SIZE: Final = 400 * 1024
+
+
+#: Lists and maps DynamoDB nests in one attribute: 32 levels, the item counting as the
+#: first (DynamoDB and DynamoDB Local 3.3.0 store 31 maps or lists around a value and
+#: refuse 32, empty ones included; a set is a value, not a level).
+MAX_NESTING: Final = 31
+
+
+def nesting_error(where: str) -> ItemTooDeepError:
+    """The error for a value that nests lists and maps deeper than `MAX_NESTING`."""
+    return ItemTooDeepError(
+        f"{where}: the value nests lists and maps more than {MAX_NESTING} levels deep; "
+        f"DynamoDB stores at most {MAX_NESTING} in an attribute (32 levels, the item "
+        "included) and refuses the whole request",
+        limit=MAX_NESTING,
+    )
+
+
+def check_nesting(av: AttributeValue, where: str) -> AttributeValue:
+    """Refuse an attribute value holding more than `MAX_NESTING` levels of lists and maps.
+
+    Walked with a stack of its own, so a value of any depth is refused, not a
+    `RecursionError`. Used where an attribute's depth is not known from its type (``Any``,
+    a recursive model, a codec of the user's); the fast paths of ``dict[str, Any]`` and
+    ``list[Any]`` count levels while they convert (`singletable.attributes.convert`).
+
+    Returns:
+        ``av`` itself.
+
+    Raises:
+        ItemTooDeepError: The value nests too deeply (`nesting_error`).
+    """
+    stack: list[tuple[Any, int]] = [(av, MAX_NESTING)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, room = pop()
+        for kind, inner in node.items():
+            if kind == "M":
+                children = inner.values()
+            elif kind == "L":
+                children = inner
+            else:
+                continue
+            if room == 0:
+                raise nesting_error(where)
+            for child in children:
+                if child.__class__ is dict and ("M" in child or "L" in child):
+                    push((child, room - 1))
+    return av
 
 
 def _utf8_len(text: str) -> int:

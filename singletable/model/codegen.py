@@ -39,7 +39,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from singletable.attributes.codecs import lax_field
-from singletable.attributes.fastpath import FastPath, Writer
+from singletable.attributes.fastpath import FastPath, Writer, emit_attribute
 from singletable.attributes.size import MAX_ITEM_SIZE, check_item_size
 from singletable.errors import ItemDecodeError
 from singletable.keys.escaping import LONE_SURROGATE
@@ -367,7 +367,7 @@ class _EncoderBuilder:
         expr = fast.expression(w, x)
         if expr is None or expr.omit is not None:
             with w.block(f"if {x} is not None:"):  # None is omitted
-                fast.emit(w, x, store)
+                emit_attribute(w, fast, x, store, self.plan.fields[name].codec.where)
             return
         key_bytes = self.primary_key_bytes.get(name)
         if key_bytes is not None and expr.kind == "S":
@@ -447,8 +447,9 @@ class _EncoderBuilder:
                 with w.block(f"if {x} is None:"):
                     w(f"del item[{attribute!r}]")
                 with w.block("else:"):
-                    fast = plan.fields[name].codec.fast
-                    fast.emit(w, x, store)
+                    codec = plan.fields[name].codec
+                    fast = codec.fast
+                    emit_attribute(w, fast, x, store, codec.where)
                     if fast.omits_values:
                         with w.block(f"if item[{attribute!r}] is None:"):
                             w(f"del item[{attribute!r}]")  # omitted (an empty set)

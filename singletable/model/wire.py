@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from singletable.attributes.fastpath import Expr, FastPath
+from singletable.attributes.fastpath import Expr, FastPath, emit_attribute
 from singletable.attributes.scalars import _TextFast
 from singletable.attributes.size import MAX_ITEM_SIZE
 from singletable.keys.templates import FieldSegment
@@ -349,10 +349,10 @@ class _WireBuilder(_EncoderBuilder):
             w(f"n = {' + '.join(chars) or '0'}")
             w(f"exact = {' + '.join(nbytes) or '0'}")
             for name, x, av in after:
-                fast = plan.fields[name].codec.fast
+                codec = plan.fields[name].codec
                 w(f"{av} = None")
                 with w.block(f"if {x} is not None:"):
-                    fast.emit(w, x, f"{av} = {{}}")
+                    emit_attribute(w, codec.fast, x, f"{av} = {{}}", codec.where)
             if has_ttl:
                 assert plan.ttl_field is not None
                 assert table.ttl_attribute is not None

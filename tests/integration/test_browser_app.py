@@ -26,8 +26,9 @@ from pydantic import Field
 from starlette.testclient import TestClient
 
 import singletable as st
+from singletable.attributes.size import MAX_NESTING
 from singletable.tooling.browser.app import BrowserConfig, create_app
-from singletable.tooling.browser.views import MAX_NESTING, json_nesting
+from singletable.tooling.browser.views import json_nesting
 from tests.integration.uniqueness import assert_guards_exact
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pydantic
 import pytest
 
 import singletable as st
@@ -79,3 +80,70 @@ def test_a_lone_surrogate_in_a_key_names_its_field(dynamodb_client: Any, table_n
             build()
         assert "['S']" not in str(e.value)
     assert Thing.scan().all(db) == []
+
+
+#: The error names the entity's field and DynamoDB's limit.
+_TOO_DEEP = r"\bDoc\.(data|rows|branch): .*more than 31 levels deep"
+
+
+class Branch(pydantic.BaseModel):
+    """A recursive model: its depth is its values'."""
+
+    name: str
+    next: Branch | None = None
+
+
+def _maps(levels: int, leaf: Any = "leaf") -> Any:
+    value = leaf
+    for _ in range(levels):
+        value = {"k": value}
+    return value
+
+
+def _branches(levels: int) -> Branch:
+    branch = Branch(name="b")
+    for _ in range(levels - 1):
+        branch = Branch(name="b", next=branch)
+    return branch
+
+
+def test_the_nesting_limit_is_refused_before_anything_is_sent(
+    dynamodb_client: Any, table_name: str
+) -> None:
+    # DynamoDB stores 31 levels of lists and maps in an attribute and refuses the whole
+    # request beyond (a batch: after the chunks before it were written). Every write path
+    # refuses it by name first; the deepest storable values are stored and read back.
+    table = st.Table(table_name)
+
+    class Doc(st.Entity, table=table, pk="D#{d}", sk="DOC"):
+        d: str
+        data: dict[str, Any] = pydantic.Field(default_factory=dict)
+        rows: list[Any] = pydantic.Field(default_factory=list)
+        branch: Branch | None = None
+
+    db = connect(dynamodb_client)
+    db.create_table(table)
+    deepest = [
+        Doc(d="m", data=_maps(31)),  # 31 maps in the attribute
+        Doc(d="l", rows=[_maps(29, leaf=[])]),  # an empty list counts a level too
+        Doc(d="b", branch=_branches(31)),
+    ]
+    too_deep = [
+        Doc(d="m", data=_maps(32)),
+        Doc(d="l", rows=[_maps(30, leaf=[])]),
+        Doc(d="b", branch=_branches(32)),
+        Doc(d="x", data=_maps(5000)),  # far past Python's recursion limit too
+    ]
+    for doc in too_deep:
+        with pytest.raises(st.ItemTooDeepError, match=_TOO_DEEP):
+            Doc.put(doc).run(db)
+        batch = [Doc(d=f"ok{i}") for i in range(60)] + [doc]
+        with pytest.raises(st.ItemTooDeepError, match=_TOO_DEEP):
+            db.execute(st.BatchWrite(puts=batch))
+        with pytest.raises(st.ItemTooDeepError, match=_TOO_DEEP):
+            Doc.update(d="u").set(data=doc.data, rows=doc.rows, branch=doc.branch).run(db)
+    assert Doc.scan().all(db) == []  # nothing was written
+    db.execute(st.BatchWrite(puts=deepest))
+    assert sorted(Doc.scan().all(db), key=lambda doc: doc.d) == sorted(
+        deepest, key=lambda doc: doc.d
+    )

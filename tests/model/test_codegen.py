@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from singletable import GSI, Entity, IndexKeys, KeyFormat, Table
 from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
-from singletable.attributes.fastpath import Writer
+from singletable.attributes.fastpath import Writer, emit_attribute
 from singletable.attributes.size import MAX_ITEM_SIZE, attribute_value_size, item_size
 from singletable.errors import ModelDefinitionError
 from singletable.examples import sample_items
@@ -572,7 +572,7 @@ def _fast_path_function(codec: AttributeCodec) -> Callable[[Any], tuple[list[Any
     w("n = 0")
     w("exact = 0")
     w("out = []")
-    codec.fast.emit(w, "x", "out.append({})")
+    emit_attribute(w, codec.fast, "x", "out.append({})", codec.where)
     w(f"return out, {w.static} + exact + 4 * n")
     scope = dict(w.values)
     exec("def function(x):\n" + "\n".join(w.lines), scope)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import uuid
+from dataclasses import replace
 from decimal import Decimal
 from typing import Annotated, Any
 
@@ -22,6 +23,7 @@ from pydantic_core import TzInfo
 
 from singletable import Entity, KeyFormat, NativeGSI, Table
 from singletable.attributes.size import MAX_ITEM_SIZE
+from singletable.errors import ItemTooDeepError
 from singletable.examples import AuditEvent, sample_items
 from singletable.model.plan import EntityPlan
 from singletable.model.wire import (
@@ -31,8 +33,27 @@ from singletable.model.wire import (
     key_identity,
     wire_encoder,
 )
-from tests.model.test_codegen import RICH, Event, FlatEvent, Inner, Name, Path, event, unvalidated
-from tests.strategies import EntitySpec, build_entity, entity_instances, entity_specs
+from tests.model.test_codegen import (
+    RICH,
+    Event,
+    FlatEvent,
+    Inner,
+    Name,
+    Path,
+    event,
+    same_encoding,
+    unvalidated,
+)
+from tests.strategies import (
+    ATTRIBUTE_KINDS,
+    AttributeKind,
+    AttributeSpec,
+    EntitySpec,
+    build_entity,
+    entity_instances,
+    entity_specs,
+    nesting,
+)
 
 LONE = "\ud800"
 
@@ -238,6 +259,44 @@ def test_generated_entity_classes_go_to_the_wire_like_to_item(
     model = build_entity(spec)
     for _ in range(3):
         same_wire(model.plan(), data.draw(entity_instances(spec, model)))
+
+
+DEEP_KINDS = [kind for kind in ATTRIBUTE_KINDS if kind.name.startswith("deep_")]
+
+
+@pytest.mark.parametrize("kind", DEEP_KINDS, ids=[kind.name for kind in DEEP_KINDS])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=hs.data())
+def test_values_nested_deeper_than_dynamodb_stores_are_refused_on_every_path(
+    kind: AttributeKind, data: hs.DataObject
+) -> None:
+    # DynamoDB refuses a request holding more than 31 levels of lists and maps in an
+    # attribute. The generated encoder, the reference, the wire encoder and the field's
+    # codec (what updates encode with) refuse exactly those values, by the field's name.
+    spec = data.draw(entity_specs(with_gsi=False))
+    spec = replace(spec, attributes=(AttributeSpec("a0", kind, optional=False),))
+    model = build_entity(spec)
+    plan = model.plan()
+    obj = data.draw(entity_instances(spec, model))
+    value = obj.__dict__["a0"]
+    too_deep = nesting(value) > 31
+    status, message = same_encoding(plan, obj)
+    assert same_wire(plan, obj) == (status, message)
+    codec = plan.fields["a0"].codec
+    try:
+        codec.to_av(value)
+        by_codec = "ok"
+    except ItemTooDeepError as exc:
+        by_codec = str(exc)
+    if too_deep:
+        assert "more than 31 levels deep" in by_codec
+        assert by_codec.startswith(codec.where)
+        # The keys are encoded first: a key the strategy made unstorable is refused first.
+        assert status == "ItemTooDeepError" or status.startswith("Key")
+        assert message == by_codec or status.startswith("Key")
+    else:
+        assert by_codec == "ok"
+        assert status == "ok" or status.startswith("Key")
 
 
 class _Blank(enum.Enum):

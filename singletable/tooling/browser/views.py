@@ -21,6 +21,7 @@ from datetime import date, datetime, timezone
 from decimal import Decimal
 from typing import Any
 
+from singletable.attributes.size import MAX_NESTING
 from singletable.entity import Entity
 from singletable.errors import ItemEncodeError, QueryError, SingleTableError
 from singletable.keys.templates import FieldSegment, KeyTemplate
@@ -63,12 +64,9 @@ DEFAULT_PAGE_SIZE = 10
 MAX_PAGE_SIZE = 200
 
 _SCALAR_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL"})
-#: DynamoDB nests at most 32 levels, the item being the first, so a field's value may hold
-#: 31 levels of lists and maps (DynamoDB Local 3.3.0 refuses 32: "Nesting Levels have
-#: exceeded supported limits"). A form value nested deeper is refused before it is parsed:
-#: Python's JSON parser and pydantic recurse, and a value thousands of levels deep would
-#: exhaust the stack instead of naming the field.
-MAX_NESTING = 31
+# A form value nested deeper than DynamoDB stores (`MAX_NESTING` below the item) is refused
+# before it is parsed: Python's JSON parser and pydantic recurse, and a value thousands of
+# levels deep would exhaust the stack instead of naming the field.
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _JSON_BRACKET = re.compile(r"[\[\]{}]")
 _EXAMPLE_TIME = datetime(2026, 6, 23, 8, 0, tzinfo=timezone.utc)

@@ -10,6 +10,7 @@ from typing import Any
 
 from singletable.attributes.codec_parts import TOP, Built, decode_mismatch, is_null, none_handler
 from singletable.attributes.fastpath import ListFast, MapFast, SetFast, TupleFast
+from singletable.attributes.size import long_name, name_error
 from singletable.errors import ItemDecodeError, ItemEncodeError, ModelDefinitionError
 from singletable.types import AttributeValue
 
@@ -80,6 +81,21 @@ def fixed_tuple_codec(where: str, nullable: bool, position: str, items: list[Bui
     return Built(to_av, from_av, params, fast)
 
 
+def _map_key(value: Any, where: str) -> str:
+    """A map key as stored (a str subclass as its text), or the reason DynamoDB refuses it."""
+    if not isinstance(value, str):
+        raise ItemEncodeError(f"{where}: map keys must be strings to be stored as M, got {value!r}")
+    key = value if value.__class__ is str else str(value)
+    if not key:
+        raise ItemEncodeError(
+            f"{where}: a map key is the empty string, which DynamoDB refuses "
+            "(empty attribute name); use a non-empty key"
+        )
+    if long_name((key,)) is not None:
+        raise name_error(where, key)
+    return key
+
+
 def map_codec(where: str, nullable: bool, position: str, value_codec: Built) -> Built:
     """A ``dict[str, X]`` stored as ``M``, each value by ``value_codec``."""
     value_to, value_from, value_params, value_fast, _order = value_codec
@@ -93,26 +109,13 @@ def map_codec(where: str, nullable: bool, position: str, value_codec: Built) -> 
                 if key.__class__ is not str or not key:
                     break
             else:
-                return {"M": fast}
+                if long_name(fast) is None:
+                    return {"M": fast}
         if value is None:
             return on_none()  # type: ignore[no-any-return]
         if not isinstance(value, Mapping):
             raise ItemEncodeError(f"{where}: expected a mapping, got {type(value).__name__}")
-        result: dict[str, Any] = {}
-        for key, element in value.items():
-            if key.__class__ is not str:
-                if not isinstance(key, str):
-                    raise ItemEncodeError(
-                        f"{where}: map keys must be strings to be stored as M, got {key!r}"
-                    )
-                key = str(key)
-            if not key:
-                raise ItemEncodeError(
-                    f"{where}: a map key is the empty string, which DynamoDB refuses "
-                    "(empty attribute name); use a non-empty key"
-                )
-            result[key] = value_to(element)
-        return {"M": result}
+        return {"M": {_map_key(key, where): value_to(e) for key, e in value.items()}}
 
     def from_av(av: AttributeValue) -> Any:
         try:

@@ -20,7 +20,14 @@ from singletable.attributes.numbers import (
     number_from_text,
     number_text,
 )
-from singletable.attributes.size import MAX_NESTING, attribute_value_size, nesting_error
+from singletable.attributes.size import (
+    MAX_NAME_BYTES,
+    MAX_NESTING,
+    attribute_value_size,
+    long_name,
+    name_error,
+    nesting_error,
+)
 from singletable.errors import ItemDecodeError, ItemEncodeError
 from singletable.types import AttributeValue
 
@@ -133,6 +140,8 @@ def to_attribute_value(  # noqa: C901 - one dispatch branch per supported runtim
                     f"{where}: a map key is the empty string, which DynamoDB refuses "
                     "(empty attribute name); use a non-empty key"
                 )
+            if long_name((key,)) is not None:
+                raise name_error(where, key)
             result[key] = to_attribute_value(element, where=f"{where}[{key!r}]", room=room - 1)
         return {"M": result}
     if isinstance(value, (list, tuple)):
@@ -315,6 +324,10 @@ def sized_map(
         else:
             entries[key], element_size = to_attribute_value_sized(element, where, room - 1)
             size += element_size
+    # A key over DynamoDB's name limit makes the map's bound (4 bytes a key character)
+    # larger than the limit: the keys are looked at only then, once a map.
+    if size > MAX_NAME_BYTES and long_name(entries) is not None:
+        raise ItemEncodeError(f"{where}: a map key is left to the full converter")
     return {"M": entries}, size
 
 

@@ -31,9 +31,11 @@ from typing import Any, ClassVar, NamedTuple
 
 from singletable.attributes.convert import sized_list, sized_map, to_attribute_value_sized
 from singletable.attributes.size import (
+    MAX_NAME_BYTES,
     MAX_NESTING,
     attribute_value_size,
     check_nesting,
+    long_name,
     nesting_error,
 )
 from singletable.errors import ItemEncodeError, ItemTooDeepError
@@ -429,6 +431,15 @@ class MapFast(FastPath):
             k, e, entries = w.var("k"), w.var("e"), w.var("entries")
             expr = self.value.expression(w, e)
             key_ok = f"{k}.__class__ is str and {k}"
+            # A key over DynamoDB's name limit has over a quarter of it in characters: the
+            # keys are looked at only when the map's characters pass that, and a map
+            # holding one goes to the codec, which refuses it by name.
+            before = w.var("before")
+            w(f"{before} = n")
+            keys_fit = (
+                f"(n - {before} <= {MAX_NAME_BYTES // 4} or "
+                f"{w.ref(long_name, 'long_name')}({entries}) is None)"
+            )
             if expr is not None and expr.omit is None:
                 # A loop, not a comprehension: for the few entries of a typical map it
                 # costs half as much (no comprehension frame, no second pass to count).
@@ -442,7 +453,7 @@ class MapFast(FastPath):
                     with w.block("else:"):
                         w(f"{entries} = None")
                         w("break")
-                with w.block(f"if {entries} is not None:"):
+                with w.block(f"if {entries} is not None and {keys_fit}:"):
                     w(store.format(f"{{'M': {entries}}}"))
                     w.bound(3)
                     w(f"exact += {_times(1 + expr.static, f'len({entries})')}")
@@ -458,7 +469,7 @@ class MapFast(FastPath):
                     self.value.emit(w, e, f"{entries}[{k}] = {{}}")
                     w(f"n += len({k})")
                     w.bound(1)
-                with w.block(f"if {entries} is not None:"):
+                with w.block(f"if {entries} is not None and {keys_fit}:"):
                     w(store.format(f"{{'M': {entries}}}"))
                     w.bound(3)
                 with w.block("else:"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
@@ -17,6 +17,29 @@ MAX_ITEM_SIZE: Final = 400 * 1024
 #: first (DynamoDB and DynamoDB Local 3.3.0 store 31 maps or lists around a value and
 #: refuse 32, empty ones included; a set is a value, not a level).
 MAX_NESTING: Final = 31
+
+
+#: The UTF-8 bytes of an attribute name at most, a map's keys included: DynamoDB's names
+#: are "less than 64 KB".
+MAX_NAME_BYTES: Final = 65535
+#: No name of at most this many characters can exceed `MAX_NAME_BYTES` (4 bytes each).
+_NAME_CHARS_SAFE: Final = MAX_NAME_BYTES // 4
+
+
+def long_name(names: Iterable[str]) -> str | None:
+    """The first of ``names`` (a map's keys) over `MAX_NAME_BYTES` in UTF-8, if any."""
+    for name in names:
+        if len(name) > _NAME_CHARS_SAFE and _utf8_len(name) > MAX_NAME_BYTES:
+            return name
+    return None
+
+
+def name_error(where: str, name: str) -> ItemEncodeError:
+    """The error for a map key DynamoDB refuses as too long an attribute name."""
+    return ItemEncodeError(
+        f"{where}: a map key of {_utf8_len(name):,} UTF-8 bytes ({name[:20]!r}...); DynamoDB "
+        f"refuses attribute names, map keys included, over {MAX_NAME_BYTES:,} bytes"
+    )
 
 
 def nesting_error(where: str) -> ItemTooDeepError:

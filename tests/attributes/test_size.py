@@ -20,8 +20,8 @@ from singletable.attributes.convert import (
     to_attribute_value,
     to_attribute_value_sized,
 )
-from singletable.attributes.size import MAX_NESTING, check_nesting
-from singletable.errors import ItemTooDeepError
+from singletable.attributes.size import MAX_NAME_BYTES, MAX_NESTING, check_nesting, long_name
+from singletable.errors import ItemEncodeError, ItemTooDeepError
 from tests.strategies import deep_values, nesting
 
 TOO_DEEP = r"more than 31 levels deep"
@@ -95,3 +95,22 @@ def test_a_value_of_any_depth_is_refused_not_a_recursion_error() -> None:
     for convert in (to_attribute_value, to_attribute_value_sized):
         with pytest.raises(ItemTooDeepError, match=TOO_DEEP):
             convert(value)
+
+
+@pytest.mark.parametrize("char", ["k", "é", "€", "😀"])
+@pytest.mark.parametrize("nbytes", [65_532, 65_535, 65_536, 65_539, 200_000])
+def test_a_name_is_too_long_past_65535_utf8_bytes(char: str, nbytes: int) -> None:
+    name = char * (nbytes // len(char.encode()))
+    size = len(name.encode())
+    assert long_name(["a", name, "b"]) == (name if size > MAX_NAME_BYTES else None)
+    refused = size > MAX_NAME_BYTES
+    value = {"ok": 1, name: 2}
+    if refused:
+        with pytest.raises(ItemEncodeError, match=r"^value: a map key of [\d,]+ UTF-8 bytes"):
+            to_attribute_value(value)
+        # The sized converters leave such a key to the full converter, which names the rule.
+        for convert in (to_attribute_value_sized, sized_map):
+            with pytest.raises(ItemEncodeError, match="left to the full converter"):
+                convert(value, "T.f")
+    else:
+        assert to_attribute_value_sized(value)[0] == to_attribute_value(value)

@@ -147,3 +147,31 @@ def test_the_nesting_limit_is_refused_before_anything_is_sent(
     assert sorted(Doc.scan().all(db), key=lambda doc: doc.d) == sorted(
         deepest, key=lambda doc: doc.d
     )
+
+
+def test_a_map_key_past_the_name_limit_is_refused_before_anything_is_sent(
+    dynamodb_client: Any, table_name: str
+) -> None:
+    # DynamoDB refuses an attribute name, a map key included, over 65,535 UTF-8 bytes
+    # (DynamoDB Local fails already past 50,000 characters, with an InternalFailure its
+    # retries repeat). Refused by name first, for every write; nothing is written.
+    table = st.Table(table_name)
+
+    class Tagged(st.Entity, table=table, pk="T#{t}", sk="T"):
+        t: str
+        tags: dict[str, str] = pydantic.Field(default_factory=dict)
+        data: dict[str, Any] = pydantic.Field(default_factory=dict)
+
+    db = connect(dynamodb_client)
+    db.create_table(table)
+    long_key = "é" * 32_768  # 65,536 bytes
+    for bad in (Tagged(t="x", tags={long_key: "v"}), Tagged(t="x", data={"a": {long_key: 1}})):
+        batch = [Tagged(t=f"ok{i}") for i in range(60)] + [bad]
+        with pytest.raises(st.ItemEncodeError, match=r"Tagged\.(tags|data).*65,536 UTF-8 bytes"):
+            db.execute(st.BatchWrite(puts=batch))
+        with pytest.raises(st.ItemEncodeError, match="65,536 UTF-8 bytes"):
+            Tagged.update(t="x").set(tags=bad.tags, data=bad.data).run(db)
+    assert Tagged.scan().all(db) == []
+    stored = Tagged(t="y", tags={"k" * 2_000: "v"}, data={"é" * 1_000: {"k": 1}})
+    Tagged.put(stored).run(db)
+    assert Tagged.get(t="y").run(db) == stored

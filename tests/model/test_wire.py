@@ -299,6 +299,47 @@ def test_values_nested_deeper_than_dynamodb_stores_are_refused_on_every_path(
         assert status == "ok" or status.startswith("Key")
 
 
+class KeyedMaps(Entity, table=Table("wirekeyed"), pk="K#{kid}", sk="K"):
+    kid: str
+    texts: dict[str, str] | None = None
+    counts: dict[str, int] | None = None
+    lists: dict[str, list[int]] | None = None
+    inners: dict[str, Inner] | None = None
+    anything: dict[str, Any] | None = None
+
+
+_KEY_CHARS = hs.sampled_from(["k", "é", "€", "😀"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    field=hs.sampled_from(["texts", "counts", "lists", "inners", "anything"]),
+    char=_KEY_CHARS,
+    nbytes=hs.integers(65_500, 65_560) | hs.integers(1, 70_000),
+    nested=hs.booleans(),
+)
+def test_map_keys_past_dynamodb_name_limit_are_refused_on_every_path(
+    field: str, char: str, nbytes: int, nested: bool
+) -> None:
+    # DynamoDB refuses an attribute name (a map key too) over 65,535 UTF-8 bytes. Every
+    # encoding path refuses exactly those keys, naming the field.
+    key = "a" * (nbytes % len(char.encode())) + char * (nbytes // len(char.encode()))
+    element: Any = {"texts": "v", "counts": 1, "lists": [1], "inners": Inner(name="i")}.get(
+        field, {"deeper": {key: 1}} if nested else 1
+    )
+    value = {"small": element, key: element}
+    obj = KeyedMaps.model_construct(kid="k")
+    obj.__dict__[field] = value
+    status, message = same_encoding(KeyedMaps.plan(), obj)
+    assert same_wire(KeyedMaps.plan(), obj) == (status, message)
+    if len(key.encode()) > 65_535:
+        assert status == "ItemEncodeError"
+        assert message.startswith(f"KeyedMaps.{field}")
+        assert "UTF-8 bytes" in message
+    else:
+        assert status == "ok"
+
+
 class _Blank(enum.Enum):
     EMPTY = ""
     FULL = "f"

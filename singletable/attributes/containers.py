@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from singletable.attributes.codec_parts import TOP, Built, decode_mismatch, is_null, none_handler
+from singletable.attributes.convert import map_key
 from singletable.attributes.fastpath import ListFast, MapFast, SetFast, TupleFast
-from singletable.attributes.size import long_name, name_error
+from singletable.attributes.size import long_name
 from singletable.errors import ItemDecodeError, ItemEncodeError, ModelDefinitionError
 from singletable.types import AttributeValue
 
@@ -81,21 +82,6 @@ def fixed_tuple_codec(where: str, nullable: bool, position: str, items: list[Bui
     return Built(to_av, from_av, params, fast)
 
 
-def _map_key(value: Any, where: str) -> str:
-    """A map key as stored (a str subclass as its text), or the reason DynamoDB refuses it."""
-    if not isinstance(value, str):
-        raise ItemEncodeError(f"{where}: map keys must be strings to be stored as M, got {value!r}")
-    key = value if value.__class__ is str else str(value)
-    if not key:
-        raise ItemEncodeError(
-            f"{where}: a map key is the empty string, which DynamoDB refuses "
-            "(empty attribute name); use a non-empty key"
-        )
-    if long_name((key,)) is not None:
-        raise name_error(where, key)
-    return key
-
-
 def map_codec(where: str, nullable: bool, position: str, value_codec: Built) -> Built:
     """A ``dict[str, X]`` stored as ``M``, each value by ``value_codec``."""
     value_to, value_from, value_params, value_fast, _order = value_codec
@@ -115,7 +101,7 @@ def map_codec(where: str, nullable: bool, position: str, value_codec: Built) -> 
             return on_none()  # type: ignore[no-any-return]
         if not isinstance(value, Mapping):
             raise ItemEncodeError(f"{where}: expected a mapping, got {type(value).__name__}")
-        return {"M": {_map_key(key, where): value_to(e) for key, e in value.items()}}
+        return {"M": {map_key(key, where): value_to(e) for key, e in value.items()}}
 
     def from_av(av: AttributeValue) -> Any:
         try:

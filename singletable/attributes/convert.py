@@ -75,6 +75,21 @@ def _model_to_av(value: pydantic.BaseModel, where: str, room: int) -> AttributeV
     return {"M": result}
 
 
+def map_key(value: Any, where: str) -> str:
+    """A map key as stored (a str subclass as its text), or the reason DynamoDB refuses it."""
+    if not isinstance(value, str):
+        raise ItemEncodeError(f"{where}: map keys must be strings to be stored as M, got {value!r}")
+    key = value if value.__class__ is str else str(value)
+    if not key:
+        raise ItemEncodeError(
+            f"{where}: a map key is the empty string, which DynamoDB refuses "
+            "(empty attribute name); use a non-empty key"
+        )
+    if long_name((key,)) is not None:
+        raise name_error(where, key)
+    return key
+
+
 def to_attribute_value(  # noqa: C901 - one dispatch branch per supported runtime type
     value: Any, *, where: str = "value", room: int = MAX_NESTING
 ) -> AttributeValue:
@@ -130,18 +145,8 @@ def to_attribute_value(  # noqa: C901 - one dispatch branch per supported runtim
         return _model_to_av(value, where, room)
     if isinstance(value, Mapping):
         result: dict[str, AttributeValue] = {}
-        for key, element in value.items():
-            if not isinstance(key, str):
-                raise ItemEncodeError(
-                    f"{where}: map keys must be strings to be stored as M, got {key!r}"
-                )
-            if not key:
-                raise ItemEncodeError(
-                    f"{where}: a map key is the empty string, which DynamoDB refuses "
-                    "(empty attribute name); use a non-empty key"
-                )
-            if long_name((key,)) is not None:
-                raise name_error(where, key)
+        for raw_key, element in value.items():
+            key = map_key(raw_key, where)
             result[key] = to_attribute_value(element, where=f"{where}[{key!r}]", room=room - 1)
         return {"M": result}
     if isinstance(value, (list, tuple)):

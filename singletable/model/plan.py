@@ -17,21 +17,30 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ValidationError
 
 from singletable.attributes.codecs import AttributeCodec
-from singletable.attributes.size import check_item_size
+from singletable.attributes.size import attribute_value_size, check_item_size
 from singletable.errors import (
     ItemDecodeError,
     ItemEncodeError,
     KeyDecodeError,
+    KeyTooLargeError,
     ModelDefinitionError,
 )
-from singletable.keys.templates import KeyTemplate
-from singletable.model.table import KEY_TYPES, KeySchema, KeyType, NativeGSI, Table
+from singletable.keys.templates import MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, KeyTemplate
+from singletable.model.table import KEY_TYPES, KeyPart, KeySchema, KeyType, NativeGSI, Table
 from singletable.types import AttributeValue, Item, frozen_dataclass
 
 if typing.TYPE_CHECKING:
     from pydantic import TypeAdapter
 
     from singletable.model.unique import UniqueConstraint
+
+
+def native_key_sides(native: NativeGSI) -> tuple[tuple[tuple[KeyPart, ...], int, str], ...]:
+    """A native GSI's partition and sort parts, each with the byte limit of their total."""
+    return (
+        (native.pk, MAX_PARTITION_KEY_BYTES, "partition"),
+        (native.sk, MAX_SORT_KEY_BYTES, "sort"),
+    )
 
 
 @frozen_dataclass
@@ -221,10 +230,17 @@ class EntityPlan:
         return result
 
     def check_native_parts(self, item: Item) -> None:
-        """Refuse an item with an empty string or binary in a native GSI key attribute.
+        """Refuse an item whose native GSI key attributes DynamoDB would refuse.
+
+        An empty string or binary in any of them; or the attributes of one side of an
+        index (its partition parts, or its sort parts) larger together than a key of
+        that side may be (2,048 / 1,024 bytes). DynamoDB Local 3.3.0 refuses those with
+        "Aggregate size for HASH (RANGE) key attributes ... has exceeded limit", for the
+        parts present, whether or not the item has them all.
 
         Raises:
-            ItemEncodeError: DynamoDB would refuse the write.
+            ItemEncodeError: An empty key value.
+            KeyTooLargeError: One side's attributes over its limit.
         """
         for attribute, index in self.native_text_parts().items():
             av = item.get(attribute)
@@ -234,6 +250,19 @@ class EntityPlan:
                     f"{attribute!r}, a key attribute of native GSI {index!r} (DynamoDB refuses "
                     "empty key values); store None to leave the item out of the index"
                 )
+        for native in self.table.native_indexes.values():
+            for parts, limit, side in native_key_sides(native):
+                present = [item[p.attribute] for p in parts if p.attribute in item]
+                size = sum(map(attribute_value_size, present))
+                if size > limit:
+                    names = ", ".join(p.attribute for p in parts)
+                    raise KeyTooLargeError(
+                        f"{self.name}: the {side} key attributes of native GSI "
+                        f"{native.name!r} ({names}) hold {size} bytes together; DynamoDB's "
+                        f"limit for a {side} key is {limit} bytes",
+                        size=size,
+                        limit=limit,
+                    )
 
     def key_plan(self, index: str | None) -> KeyPlan:
         """The table's key plan (``None``) or the named index's."""

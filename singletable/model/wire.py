@@ -47,7 +47,7 @@ from singletable.model.codegen import (
     _utf8_len,
     segment_cache_key,
 )
-from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds
+from singletable.model.plan import EntityPlan, KeyPlan, epoch_seconds, native_key_sides
 from singletable.types import Item
 
 orjson: ModuleType | None
@@ -245,6 +245,24 @@ class _WireBuilder(_EncoderBuilder):
                             return _Text().lit('{"S":"').code(f"{text}[:26]").lit('+00:00"}')
         return None
 
+    def native_sizes(self, values: dict[str, str]) -> list[str]:
+        """Guards bounding each native GSI side's key attributes within its limit.
+
+        ``values``: the variables of the S and B parts, by attribute (4 bytes a character
+        at most; a number at most `_MAX_NUMBER_SIZE`). An item they do not hold goes to
+        `to_item`, which measures the parts exactly (`EntityPlan.check_native_parts`).
+        """
+        numbers = {f.attribute for f in self.plan.fields.values() if f.codec.kind == "N"}
+        guards: list[str] = []
+        for native in self.plan.table.native_indexes.values():
+            for parts, limit, _side in native_key_sides(native):
+                texts = [values[p.attribute] for p in parts if p.attribute in values]
+                if texts:
+                    static = _MAX_NUMBER_SIZE * sum(p.attribute in numbers for p in parts)
+                    lengths = " + ".join(f"(0 if {x} is None else len({x}))" for x in texts)
+                    guards.append(f"4 * ({lengths}) <= {limit - static}")
+        return guards
+
     def sparse_keys(self, key_plan: KeyPlan) -> list[tuple[str, str, str, bool]]:
         """One key plan's keys, as to_item builds them field by field (see `key_plan`).
 
@@ -300,6 +318,7 @@ class _WireBuilder(_EncoderBuilder):
             else:
                 out.extend(piece)
         native = plan.native_text_parts()
+        native_values: dict[str, str] = {}  # attribute -> variable, of the S and B parts
         guards: list[str] = []
         chars: list[str] = []
         nbytes: list[str] = []
@@ -315,6 +334,7 @@ class _WireBuilder(_EncoderBuilder):
                 guards.append(
                     f"({x} is None or (({x}.__class__ is str or {x}.__class__ is bytes) and {x}))"
                 )
+                native_values[attribute] = x
             if expr is None:
                 av = w.var("av")
                 after.append((name, x, av))
@@ -344,6 +364,7 @@ class _WireBuilder(_EncoderBuilder):
                 out.extend(whole)
                 chars += [expr.chars] if expr.chars else []
                 nbytes += [expr.nbytes] if expr.nbytes else []
+        guards += self.native_sizes(native_values)
         has_ttl = plan.ttl_field is not None and table.ttl_attribute is not None
         with w.block(f"if {' and '.join(guards) or 'True'}:"):
             w(f"n = {' + '.join(chars) or '0'}")

@@ -192,6 +192,44 @@ def test_refusals_name_the_rule_before_sending(make_table: Any) -> None:
         Reading.update(rid="1").remove("label", "seq")
 
 
+def test_key_parts_past_their_sides_limit_are_refused_before_anything_is_sent(
+    dynamodb_client: DynamoDBClient, make_table: Any
+) -> None:
+    # DynamoDB (Local 3.3.0: "Aggregate size for RANGE key attributes ...") refuses an
+    # item whose partition parts total over 2,048 bytes, or sort parts over 1,024,
+    # counting the parts present even when the item is not in the index. A batch would
+    # have written the chunks before it.
+    table, db = make_table(st.NativeGSI("ByLabel", pk=["tenant", "zone"], sk=["name", "tag"]))
+
+    class Doc(st.Entity, table=table, pk="D#{did}", sk="D"):
+        did: str
+        tenant: str = "t"
+        zone: str | None = None
+        name: str = "n"
+        tag: bytes = b"x"
+
+    _create(dynamodb_client, table)
+    fits = [
+        Doc(did="a", zone="z", name="é" * 511, tag=b"xy"),  # 1,022 + 2: the sort limit
+        Doc(did="b", tenant="t" * 2047, zone="z"),  # 2,048 bytes: the partition limit
+        Doc(did="c", name="n" * 1000, tag=b"y" * 24),  # no zone: not in the index
+    ]
+    too_large = [
+        Doc(did="x", zone="z", name="é" * 511, tag=b"xyz"),
+        Doc(did="x", tenant="t" * 2048, zone="z"),
+        Doc(did="x", name="n" * 1000, tag=b"y" * 25),
+    ]
+    for doc in too_large:
+        batch = [Doc(did=f"ok{i}", zone="z") for i in range(60)] + [doc]
+        with pytest.raises(st.KeyTooLargeError, match="native GSI 'ByLabel'"):
+            db.execute(st.BatchWrite(puts=batch))
+        with pytest.raises(st.KeyTooLargeError, match="native GSI 'ByLabel'"):
+            Doc.put(doc).run(db)
+    assert Doc.scan().all(db) == []
+    db.execute(st.BatchWrite(puts=fits))
+    assert sorted(Doc.scan().all(db), key=lambda d: d.did) == fits
+
+
 def test_params_and_explain_show_the_parts(make_table: Any) -> None:
     table, _ = make_table(st.NativeGSI("ByArea", pk=["tenant"], sk=["day", "code"]))
 

@@ -18,6 +18,8 @@ from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
 from singletable.model.definition import create_table_request
 from singletable.model.plan import native_key_types, plan_of
 from singletable.testing.strategies import key_decimals, key_floats
+from tests.model.test_codegen import same_encoding
+from tests.model.test_wire import same_wire
 from tests.strategies import Level, Shade
 
 
@@ -251,3 +253,42 @@ def test_an_ordered_codec_stores_values_in_their_order(data: hs.DataObject) -> N
 )
 def test_codecs_that_do_not_order(annotation: Any, order: str) -> None:
     assert attribute_codec_for(annotation, where="x").key_order == order
+
+
+_SIZED = st.Table(
+    "sized", indexes=[st.NativeGSI("BySize", pk=["tenant", "zone"], sk=["name", "tag"])]
+)
+
+
+class Sized(st.Entity, table=_SIZED, pk="S#{sid}", sk="S"):
+    sid: str
+    tenant: str = "t"
+    zone: str | None = None
+    name: str = "n"
+    tag: bytes = b"x"
+    count: int = 0
+
+
+def _text(data: hs.DataObject, low: int, high: int) -> str:
+    char = data.draw(hs.sampled_from(["a", "é", "€", "😀"]))
+    return char * max(1, data.draw(hs.integers(low, high)) // len(char.encode()))
+
+
+@given(hs.data())
+def test_native_parts_are_refused_exactly_past_their_sides_limit(data: hs.DataObject) -> None:
+    # Every path (generated, reference, wire) refuses the item exactly when one side's
+    # parts total more than DynamoDB's key limit for that side.
+    tenant = _text(data, 1, 2100)
+    zone = data.draw(hs.none() | hs.builds(lambda n: "z" * n, hs.integers(1, 60)))
+    name = _text(data, 1, 1100)
+    tag = b"x" * data.draw(hs.integers(1, 60))
+    obj = Sized(sid="s", tenant=tenant, zone=zone, name=name, tag=tag)
+    partition = len(tenant.encode()) + (0 if zone is None else len(zone))
+    sort = len(name.encode()) + len(tag)
+    status, message = same_wire(Sized.plan(), obj)
+    assert same_encoding(Sized.plan(), obj) == (status, message)
+    if partition > 2048 or sort > 1024:
+        assert status == "KeyTooLargeError"
+        assert ("partition" if partition > 2048 else "sort") in message
+    else:
+        assert status == "ok"

@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from singletable.errors import ItemEncodeError, QueryError
+from singletable.attributes.size import attribute_value_size
+from singletable.errors import ItemEncodeError, KeyTooLargeError, QueryError
 from singletable.expressions.conditions import Condition, render_condition
 from singletable.expressions.paths import Placeholders
 from singletable.expressions.projections import render_projection
+from singletable.keys.templates import MAX_SORT_KEY_BYTES
 from singletable.model.plan import NativeKeyPlan, NativePart, entity_plans
 from singletable.operations.bounds import KeyCondition
 from singletable.operations.common import key_ref
@@ -134,6 +136,16 @@ class NativeQuery(EntityQuery[E]):
         if part.type != "N" and not av[part.type]:
             raise QueryError(
                 f"{label}: DynamoDB refuses an empty key value (no item in the index holds one)"
+            )
+        size = attribute_value_size(av)
+        if size > MAX_SORT_KEY_BYTES and part in self.native.sk:
+            # DynamoDB Local 3.3.0 refuses it ("Aggregated size of all range keys has
+            # exceeded the size limit"); no stored sort part is that large.
+            raise KeyTooLargeError(
+                f"{label}: the value is {size} bytes; DynamoDB's limit for a sort key value "
+                f"is {MAX_SORT_KEY_BYTES} bytes",
+                size=size,
+                limit=MAX_SORT_KEY_BYTES,
             )
         return av
 

@@ -228,6 +228,13 @@ def test_key_parts_past_their_sides_limit_are_refused_before_anything_is_sent(
     assert Doc.scan().all(db) == []
     db.execute(st.BatchWrite(puts=fits))
     assert sorted(Doc.scan().all(db), key=lambda d: d.did) == fits
+    # A query's sort part value past 1,024 bytes is refused too (DynamoDB Local does);
+    # one at the limit is asked.
+    by_zone = Doc.query(index="ByLabel", tenant="t", zone="z")
+    with pytest.raises(st.KeyTooLargeError, match=r"'name'.* 1025 bytes"):
+        by_zone.gt(name="n" * 1025).all(db)
+    assert by_zone.gt(name="é" * 512).all(db) == []
+    assert by_zone.lt(name="é" * 512).all(db) == [fits[0]]
 
 
 def test_params_and_explain_show_the_parts(make_table: Any) -> None:

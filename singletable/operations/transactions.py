@@ -69,6 +69,28 @@ class TransactWrite(Builder, Operation[None]):
     client_token: str | None = None
     capacity: ReturnCapacity | None = None
 
+    def __post_init__(self) -> None:
+        # Entries given to the constructor take the checks `put` & co. make as they add
+        # (each item once, 100 items, 4 MB); operations belong to those methods.
+        given, self.entries = self.entries, []
+        for entry in given:
+            if not isinstance(entry, TransactEntry):
+                raise ExpressionError(
+                    f"TransactWrite(entries=...) holds TransactEntry values, got a "
+                    f"{type(entry).__name__}: add operations with .put(), .update(), "
+                    ".delete() and .check() (TransactWrite().put(op).update(op2))"
+                )
+            self._add(
+                entry.label,
+                entry.table,
+                entry.key,
+                entry.request,
+                entry.size,
+                entry.guard,
+                entry.plan,
+                entry.holder,
+            )
+
     def _add(
         self,
         label: str,
@@ -225,9 +247,22 @@ class TransactGet(Builder, Operation["list[BaseModel | None]"]):
     gets: list[Get[Any]] = field(default_factory=list)
     capacity: ReturnCapacity | None = None
 
+    def __post_init__(self) -> None:
+        # Gets given to the constructor take the checks `get` makes as it adds.
+        given, self.gets = self.gets, []
+        for op in given:
+            if not isinstance(op, Get):
+                raise ExpressionError(
+                    f"TransactGet(gets=...) holds Get operations, got a {type(op).__name__}"
+                )
+            self._add_get(op)
+
     @chain
     def get(self, op: Get[Any]) -> TransactGet:
         """Add a `Get`."""
+        return self._add_get(op)
+
+    def _add_get(self, op: Get[Any]) -> TransactGet:
         if len(self.gets) >= MAX_TRANSACT_ITEMS:
             raise RequestLimitError(_too_many(op.plan.label, [g.plan.label for g in self.gets]))
         for other in self.gets:

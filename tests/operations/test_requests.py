@@ -356,6 +356,26 @@ def test_empty_transactions_are_refused() -> None:
         st.TransactGet().params()
 
 
+def test_transactions_built_by_their_constructors_take_the_same_checks() -> None:
+    # Operations belong to put/update/delete/check; entries and gets given to the
+    # constructor are checked as those methods check them (each item once, 100 items).
+    with pytest.raises(st.ExpressionError, match=r"got a Put: add operations with \.put\(\)"):
+        st.TransactWrite([st.Put(DOC)])  # type: ignore[list-item]
+    built = st.TransactWrite().put(st.Put(DOC, now=T0)).delete(Doc.delete(doc_id="d3"))
+    assert st.TransactWrite(entries=list(built.entries)).params() == built.params()
+    with pytest.raises(st.RequestLimitError, match="appears twice"):
+        st.TransactWrite(entries=[*built.entries, built.entries[0]])
+    one = Doc.get(doc_id="d1")
+    assert st.TransactGet([one]).params() == st.TransactGet().get(one).params()
+    with pytest.raises(st.RequestLimitError, match="appears twice"):
+        st.TransactGet([one, Doc.get(doc_id="d1")])
+    many = [Doc.get(doc_id=f"d{i}") for i in range(101)]
+    with pytest.raises(st.RequestLimitError, match="at most 100 items"):
+        st.TransactGet(many)
+    with pytest.raises(st.ExpressionError, match="holds Get operations, got a Put"):
+        st.TransactGet([st.Put(DOC)])  # type: ignore[list-item]
+
+
 # --------------------------------------------------------------------------- batch retries
 
 

@@ -26,6 +26,7 @@ from singletable.attributes.size import (
     attribute_value_size,
     long_name,
     name_error,
+    name_too_long,
     nesting_error,
 )
 from singletable.errors import ItemDecodeError, ItemEncodeError
@@ -85,7 +86,7 @@ def map_key(value: Any, where: str) -> str:
             f"{where}: a map key is the empty string, which DynamoDB refuses "
             "(empty attribute name); use a non-empty key"
         )
-    if long_name((key,)) is not None:
+    if name_too_long(key):
         raise name_error(where, key)
     return key
 

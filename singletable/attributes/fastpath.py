@@ -277,6 +277,17 @@ class FastPath:
             self.slow(w, x, store)
 
 
+def _level_above(children: list[FastPath], expanding: frozenset[type[Any]]) -> int | None:
+    """`FastPath.nesting` of a list or map holding ``children``: one level above the deepest."""
+    deepest = 0
+    for child in children:
+        levels = child.nesting(expanding)
+        if levels is None:
+            return None
+        deepest = max(deepest, levels)
+    return deepest + 1
+
+
 def _sum_over(expression: str, element: str, iterable: str, empty: str = "''") -> str:
     """Source summing ``expression`` (over ``element``) across ``iterable``.
 
@@ -333,8 +344,7 @@ class ListFast(FastPath):
         self.item = item
 
     def nesting(self, expanding: frozenset[type[Any]] = frozenset()) -> int | None:
-        inner = self.item.nesting(expanding)
-        return None if inner is None else inner + 1
+        return _level_above([self.item], expanding)
 
     def expression(self, w: Writer, x: str) -> Expr | None:
         e, elements = w.var("e"), w.var("elements")
@@ -396,13 +406,7 @@ class TupleFast(FastPath):
         self.items = items
 
     def nesting(self, expanding: frozenset[type[Any]] = frozenset()) -> int | None:
-        deepest = 0
-        for item in self.items:
-            inner = item.nesting(expanding)
-            if inner is None:
-                return None
-            deepest = max(deepest, inner)
-        return deepest + 1
+        return _level_above(self.items, expanding)
 
 
 class MapFast(FastPath):
@@ -415,8 +419,7 @@ class MapFast(FastPath):
         self.value = value
 
     def nesting(self, expanding: frozenset[type[Any]] = frozenset()) -> int | None:
-        inner = self.value.nesting(expanding)
-        return None if inner is None else inner + 1
+        return _level_above([self.value], expanding)
 
     def emit(self, w: Writer, x: str, store: str) -> None:
         if isinstance(self.value, GenericFast):
@@ -603,13 +606,7 @@ class ModelFast(FastPath):
     def nesting(self, expanding: frozenset[type[Any]] = frozenset()) -> int | None:
         if self.model in expanding:
             return None  # a recursive model: as deep as its values go
-        deepest = 0
-        for _name, field in self.fields():
-            inner = field.nesting(expanding | {self.model})
-            if inner is None:
-                return None
-            deepest = max(deepest, inner)
-        return deepest + 1
+        return _level_above([field for _name, field in self.fields()], expanding | {self.model})
 
     def emit(self, w: Writer, x: str, store: str) -> None:
         if self.model in w.expanding:

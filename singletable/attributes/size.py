@@ -26,10 +26,16 @@ MAX_NAME_BYTES: Final = 65535
 _NAME_CHARS_SAFE: Final = MAX_NAME_BYTES // 4
 
 
+def name_too_long(name: str) -> bool:
+    """Whether ``name`` (an attribute name, a map key) is over `MAX_NAME_BYTES` in UTF-8."""
+    return len(name) > _NAME_CHARS_SAFE and _utf8_len(name) > MAX_NAME_BYTES
+
+
 def long_name(names: Iterable[str]) -> str | None:
     """The first of ``names`` (a map's keys) over `MAX_NAME_BYTES` in UTF-8, if any."""
     for name in names:
-        if len(name) > _NAME_CHARS_SAFE and _utf8_len(name) > MAX_NAME_BYTES:
+        # The length test inline: it settles every usual key without a call.
+        if len(name) > _NAME_CHARS_SAFE and name_too_long(name):
             return name
     return None
 

@@ -9,6 +9,7 @@ fields of every attribute kind, optional and defaulted fields, GSIs incl. sparse
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import enum
 import itertools
@@ -552,6 +553,15 @@ def entity_instances(draw: hs.DrawFn, spec: EntitySpec, model: type[st.Entity]) 
             value = None
         values[attribute.name] = value
     return model.model_validate(values, by_name=True)  # by field name, aliased or not
+
+
+def entity_of_attributes(
+    data: hs.DataObject, *attributes: AttributeSpec
+) -> tuple[type[st.Entity], st.Entity]:
+    """A generated entity class (keys drawn, no GSI) of exactly ``attributes``, and an instance."""
+    spec = dataclasses.replace(data.draw(entity_specs(with_gsi=False)), attributes=attributes)
+    model = build_entity(spec)
+    return model, data.draw(entity_instances(spec, model))
 
 
 # --------------------------------------------------------------------------------------

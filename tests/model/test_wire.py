@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import uuid
-from dataclasses import replace
 from decimal import Decimal
 from typing import Annotated, Any
 
@@ -51,6 +50,7 @@ from tests.strategies import (
     EntitySpec,
     build_entity,
     entity_instances,
+    entity_of_attributes,
     entity_specs,
     nesting,
 )
@@ -273,11 +273,8 @@ def test_values_nested_deeper_than_dynamodb_stores_are_refused_on_every_path(
     # DynamoDB refuses a request holding more than 31 levels of lists and maps in an
     # attribute. The generated encoder, the reference, the wire encoder and the field's
     # codec (what updates encode with) refuse exactly those values, by the field's name.
-    spec = data.draw(entity_specs(with_gsi=False))
-    spec = replace(spec, attributes=(AttributeSpec("a0", kind, optional=False),))
-    model = build_entity(spec)
+    model, obj = entity_of_attributes(data, AttributeSpec("a0", kind, optional=False))
     plan = model.plan()
-    obj = data.draw(entity_instances(spec, model))
     value = obj.__dict__["a0"]
     too_deep = nesting(value) > 31
     status, message = same_encoding(plan, obj)

@@ -3,33 +3,13 @@
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable
 from typing import Any, Literal
 
-from singletable.attributes.fastpath import Writer
+from singletable.attributes.fastpath import Writer, orjson_dumps
 from singletable.errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError
 from singletable.keys.codec_base import KeyCodec, type_error
 
 _UTC = _dt.timezone.utc
-
-_NOT_LOADED: Any = object()
-#: orjson's ``dumps`` (``None`` without the ``lean`` extra), imported when the first
-#: datetime key codec writes its fast path, not with ``import singletable``: loading the
-#: extension was 10 M instructions, 8% of that import (issue 24, cold start).
-_orjson_dumps: Callable[[Any], bytes] | None = _NOT_LOADED
-
-
-def _orjson() -> Callable[[Any], bytes] | None:
-    global _orjson_dumps
-    if _orjson_dumps is _NOT_LOADED:
-        try:
-            from orjson import dumps
-        except ImportError:  # pragma: no cover - the ``lean`` extra is not installed
-            _orjson_dumps = None
-        else:
-            _orjson_dumps = dumps
-    return _orjson_dumps
-
 
 Precision = Literal["s", "ms", "us"]
 NaivePolicy = Literal["refuse", "utc"]
@@ -153,8 +133,8 @@ class DatetimeCodec(KeyCodec[_dt.datetime]):
             condition += f" and not {x}.microsecond % {self._divisor}"
         # The offset is read only where the condition assigned it (tzinfo not utc).
         value = f"({x} if {x}.tzinfo is {utc} or not {offset} else {x} - {offset})"
-        orjson_dumps = _orjson()
-        if orjson_dumps is None:
+        dumps_function = orjson_dumps()
+        if dumps_function is None:
             iso = f"{value}.isoformat(timespec={self._timespec!r})"
             return condition, f"{iso}[:{self._length}] + 'Z'"
         # orjson writes an aware datetime as '"YYYY-MM-DDTHH:MM:SS', then '.ffffff' only
@@ -164,7 +144,7 @@ class DatetimeCodec(KeyCodec[_dt.datetime]):
         # 1640 -> 480 ns timeit, and a lean batch write of AuditEvents 63.8k -> 51.1k
         # instructions an item (callgrind, with the utcoffset() shortcut above;
         # benchmarks/README.md, "Lean batch writes").
-        dumps = w.ref(orjson_dumps, "orjson_dumps")
+        dumps = w.ref(dumps_function, "orjson_dumps")
         if self._divisor == 1_000_000:  # no fraction
             return condition, f"{dumps}({value})[1:20].decode() + 'Z'"
         zeros = {"ms": ".000Z", "us": ".000000Z"}[self.precision]
@@ -219,6 +199,21 @@ class DateCodec(KeyCodec[_dt.date]):
         if not isinstance(value, _dt.date):
             raise type_error("date", "datetime.date", value)
         return value.isoformat()
+
+    def fast_text(self, w: Writer, x: str) -> tuple[str, str]:
+        """See `KeyCodec.fast_text`."""
+        # Exactly a date: a datetime (a date subclass) is refused by `encode`.
+        dumps = orjson_dumps()
+        text = (
+            f"{x}.isoformat()"
+            if dumps is None
+            else f"{w.ref(dumps, 'orjson_dumps')}({x})[1:-1].decode()"
+        )
+        return f"{x}.__class__ is {w.ref(_dt.date, 'date')}", text
+
+    def max_chars(self) -> int:
+        """See `KeyCodec.max_chars`."""
+        return 10
 
     def decode(self, text: str) -> _dt.date:
         """Decode a date. See `KeyCodec.decode`."""

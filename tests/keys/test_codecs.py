@@ -18,9 +18,9 @@ from hypothesis import strategies as hs
 from pydantic import BaseModel
 from pydantic_core import TzInfo
 
+from singletable.attributes import fastpath as fastpath_module
 from singletable.attributes.fastpath import Writer
 from singletable.errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError
-from singletable.keys import times as times_module
 from singletable.keys.choices import EnumCodec, LiteralCodec
 from singletable.keys.codec_base import KeyCodec
 from singletable.keys.codecs import KeyFormat, codec_for
@@ -811,8 +811,8 @@ def test_the_datetime_fast_path_is_the_codecs_text_where_it_applies(
     if fraction is not None:
         value = value.replace(microsecond=fraction)
     codec = DatetimeCodec(precision)
-    dumps = times_module._orjson_dumps if with_orjson else None
-    with patch.object(times_module, "_orjson_dumps", dumps):
+    dumps = fastpath_module.orjson_dumps() if with_orjson else None
+    with patch.object(fastpath_module, "_orjson_dumps", dumps):
         fast = _fast_text_function(codec)(value)
     if fast is not None:
         assert fast == codec.encode(value)
@@ -822,6 +822,31 @@ def test_the_datetime_fast_path_is_the_codecs_text_where_it_applies(
     storable = offset is not None and not value.microsecond % codec._divisor
     if storable and (not offset or (not offset.microseconds and 1 < value.year < 9999)):
         assert fast is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=hs.dates() | hs.datetimes() | hs.uuids() | hs.text(max_size=3),
+    codec=hs.sampled_from([DateCodec(), UUIDCodec()]),
+    with_orjson=hs.booleans(),
+)
+def test_the_date_and_uuid_fast_paths_are_the_codecs_text_where_they_apply(
+    value: Any, codec: KeyCodec[Any], with_orjson: bool
+) -> None:
+    # orjson's text where the lean extra is installed, isoformat and str where not: the
+    # same as encode(). A datetime (a date subclass) and any other value are left to
+    # encode(), which refuses them.
+    dumps = fastpath_module.orjson_dumps() if with_orjson else None
+    with patch.object(fastpath_module, "_orjson_dumps", dumps):
+        fast = _fast_text_function(codec)(value)
+    takes = uuid.UUID if isinstance(codec, UUIDCodec) else dt.date
+    if value.__class__ is takes:
+        assert fast == codec.encode(value)
+        assert len(fast) == codec.max_chars()
+    else:
+        assert fast is None
+        with pytest.raises(KeyEncodeError):
+            codec.encode(value)
 
 
 @MANY

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Annotated, Any, Literal
+from unittest.mock import patch
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -21,6 +22,7 @@ from hypothesis import strategies as hs
 from pydantic import BaseModel, ConfigDict, Field
 
 from singletable import GSI, Entity, IndexKeys, KeyFormat, Table
+from singletable.attributes import fastpath as fastpath_module
 from singletable.attributes.codecs import AttributeCodec, attribute_codec_for
 from singletable.attributes.fastpath import Writer, emit_attribute
 from singletable.attributes.size import MAX_ITEM_SIZE, attribute_value_size, item_size
@@ -596,6 +598,34 @@ def test_every_fast_path_stores_what_its_codec_stores_within_its_size_bound(
     assert stored == ([] if expected[1] is None else [expected[1]])
     if stored:
         assert bound >= attribute_value_size(stored[0])
+
+
+_TEXT_VALUES = (
+    hs.builds(
+        lambda value, zero: value.replace(microsecond=0) if zero else value,
+        hs.datetimes(timezones=hs.none() | hs.just(dt.timezone.utc) | hs.timezones()),
+        hs.booleans(),
+    )
+    | hs.dates()
+    | hs.uuids()
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(value=_TEXT_VALUES, with_orjson=hs.booleans())
+def test_datetime_date_and_uuid_fast_paths_store_the_codecs_text_with_or_without_orjson(
+    value: dt.date | uuid.UUID, with_orjson: bool
+) -> None:
+    # orjson writes these values' text where it is installed (the lean extra), isoformat
+    # and str where not: the same text as the codec's, at any year, offset and fraction.
+    codec = attribute_codec_for(type(value), where="Kinds.value")
+    dumps = fastpath_module.orjson_dumps() if with_orjson else None
+    with patch.object(fastpath_module, "_orjson_dumps", dumps):
+        encode = _fast_path_function(codec)
+    stored, _ = encode(value)
+    assert stored == [codec.to_av(value)]
+    uses_orjson = any(v is fastpath_module.orjson_dumps() for v in encode.__globals__.values())
+    assert uses_orjson == with_orjson
 
 
 def test_the_generated_encoder_becomes_each_class_to_item_and_keeps_classes_apart() -> None:

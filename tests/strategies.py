@@ -335,6 +335,7 @@ ATTRIBUTE_KINDS: tuple[AttributeKind, ...] = (
     AttributeKind("level", Level, hs.sampled_from(Level)),
     AttributeKind("literal", Literal["x", "y#"], hs.sampled_from(["x", "y#"])),
     AttributeKind("list", list[str], hs.lists(_texts(), max_size=3)),
+    AttributeKind("dict_str", dict[str, str], _STR_MAPS),
     AttributeKind(
         "dict",
         dict[str, int],

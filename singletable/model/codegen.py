@@ -697,11 +697,20 @@ class FieldDecoding:
     #: Set when the expression is ``av[tag]`` or ``convert(av[tag])``.
     tag: str | None = None
     convert: Callable[[Any], Any] | None = None
+    #: ``"M"`` or ``"L"`` when the expression is each entry's stored text, ``e['S']``, of
+    #: the map or list ``av[texts]`` (a ``dict[str, str]``, a ``list[str]``).
+    texts: str | None = None
 
 
 #: ``av['S']``, and ``parse(av['S'])``, for the attribute value types matched here.
 _STORED_VALUE = re.compile(r"av\['(S|N|BOOL|SS|NS)'\]")
 _CONVERTED_VALUE = re.compile(r"(\w+)\(av\['(S|N|BOOL|SS|NS)'\]\)")
+#: Each entry's stored text: ``{k: e['S'] for k, e in av['M'].items()}``, ``[e['S'] for e
+#: in av['L']]``.
+_STORED_TEXTS = re.compile(
+    r"\{(\w+): (\w+)\['S'\] for \1, \2 in av\['(M)'\]\.items\(\)\}"
+    r"|\[(\w+)\['S'\] for \4 in av\['(L)'\]\]"
+)
 
 
 def build_field_decoder(field: FieldPlan, *, lax: bool, absent: object = None) -> FieldDecoding:
@@ -738,6 +747,9 @@ def build_field_decoder(field: FieldPlan, *, lax: bool, absent: object = None) -
         name = converted.group(1)
         convert = w.values[name] if name in w.values else getattr(builtins, name)
         return FieldDecoding(decode, converted.group(2), convert)
+    texts = _STORED_TEXTS.fullmatch(inline.expression)
+    if texts is not None:
+        return FieldDecoding(decode, texts=texts.group(3) or texts.group(5))
     return FieldDecoding(decode)
 
 

@@ -216,6 +216,72 @@ def test_models_validating_differently_from_an_item_get_no_page_decoder() -> Non
         assert page_decoder(model.plan()) is None
 
 
+class Texts(Entity, table=table, pk="T#{tid}", sk="T"):
+    tid: str
+    details: dict[str, str] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+    short: dict[str, Annotated[str, Field(max_length=3)]] = Field(default_factory=dict)
+    few: Annotated[list[str], Field(max_length=2)] = Field(default_factory=list)
+    required_map: dict[str, str]
+
+
+def _texts(**changes: Any) -> Item:
+    item = Texts(
+        tid="t1",
+        details={"a": "x", "b": "é"},
+        tags=["p", "q"],
+        short={"k": "abc"},
+        few=["1"],
+        required_map={},
+    ).to_item()
+    for attribute, value in changes.items():
+        if value is None:
+            del item[attribute]
+        else:
+            item[attribute] = value
+    return item
+
+
+def test_text_maps_and_lists_are_read_from_the_body_without_a_python_call() -> None:
+    schema, _ = entity_schema(Texts.plan()) or pytest.fail("no page decoder")
+    fields = schema["schema"]["fields"]
+    for name, container in (("details", "M"), ("tags", "L"), ("short", "M"), ("few", "L")):
+        assert fields[name]["validation_alias"] == [[name, container], [name]], name
+    results = check_page(Texts.plan(), [_texts(), _texts(details=None, tags=None)])
+    assert [r.__class__ for r in results] == [Texts, Texts]
+    assert results[0].details == {"a": "x", "b": "é"}
+    assert (
+        results[1].model_fields_set
+        == Texts.plan()._item_decoder(_texts(details=None, tags=None), True).model_fields_set
+    )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"details": {"M": {"a": {"N": "1"}}}},  # another type of entry
+        {"details": {"M": {"a": {"S": "x", "N": "1"}}}},  # not one attribute value
+        {"details": {"M": {"a": {"NULL": True}}}},
+        {"details": {"L": [{"S": "x"}]}},  # a list where a map is stored
+        {"details": {"NULL": True}},
+        {"details": {"M": {}}},
+        {"tags": {"L": [{"S": "x"}, {"N": "1"}]}},
+        {"tags": {"M": {"S": {"S": "x"}}}},  # a map where a list is stored
+        {"tags": {"SS": ["x"]}},
+        {"tags": {"L": []}},
+        {"short": {"M": {"k": {"S": "abcd"}}}},  # the value's constraint
+        {"few": {"L": [{"S": "1"}, {"S": "2"}, {"S": "3"}]}},  # the list's constraint
+        {"required_map": None},  # required: the item decoder's to refuse
+        {"required_map": {"M": {"": {"S": ""}}}},
+    ],
+)
+def test_odd_text_maps_and_lists_decode_alike_on_either_path(change: dict[str, Any]) -> None:
+    items = [_texts(), _texts(**change), _texts()]
+    results = check_page(Texts.plan(), items)
+    assert results[0].__class__ is Texts
+    assert results[2].__class__ is Texts
+
+
 def test_stored_nulls_decode_from_the_body() -> None:
     """A NULL (None where the default is not None) is read as the item decoder reads it.
 

@@ -16,6 +16,10 @@ exactly what that decoder hands pydantic:
   ``av['BOOL']``) reads it through the alias path, and pydantic's own field schema
   parses it; a required field whose text the decoder converts first
   (``datetime.fromisoformat(av['S'])``) has that conversion as its before-validator;
+* a plain ``dict[str, str]`` or ``list[str]``, which the decoder hands pydantic as each
+  entry's stored text, reads the map or list through the alias path and each entry's
+  ``S`` text through a typed dict (`_stored_texts`), in front of the field's own
+  value and container schemas;
 * any other field reads its attribute value whole, and a before-validator runs the
   decoder's own expression for it (`codegen.build_field_decoder`) in front of the
   field's schema. So does a field with a validator of the user's that sees the input
@@ -269,7 +273,7 @@ def _stored_text(schema: CoreSchema) -> CoreSchema:
     The entry must be exactly that object, as the decoder's ``e['S']`` reads it (another
     type, or more keys, refuse the item: the decoder's then); ``itemgetter`` takes the
     text out in C, where the decoder's before-validator was a Python call an item
-    (1,000-item AuditEvent pages, decoding 4.6-4.9 -> 4.0-4.3 µs an item, timeit;
+    (1,000-item AuditEvent pages, decoding 4.6-5.3 -> 4.0-4.5 µs an item, timeit;
     benchmarks/README.md, "Issue 24, round 16").
     """
     entry = cs.typed_dict_schema({"S": cs.typed_dict_field(schema)}, extra_behavior="forbid")

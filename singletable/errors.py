@@ -133,7 +133,7 @@ class StreamDecodeError(ItemDecodeError):
 
 
 class ExpressionError(SingleTableError, ValueError):
-    """A condition, filter, projection or update expression is malformed."""
+    """A condition, filter, projection or update expression is malformed, or over 4 KB."""
 
 
 class UnknownFieldError(ExpressionError, AttributeError):

@@ -1,5 +1,8 @@
 """Request-wide limits checked on every call before it is sent.
 
+DynamoDB refuses a whole request whose expression (key condition, filter, condition,
+update, projection) is longer than 4 KB of UTF-8 (`check_request_expressions`).
+
 DynamoDB stores text as UTF-8, which cannot encode a lone surrogate (a code point in
 U+D800..U+DFFF that is not half of a pair; Python strings can hold one, e.g. from a
 bad ``surrogateescape`` decode). Such a string is sent as it is by
@@ -17,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from typing import Any
 
-from singletable.errors import TextEncodeError
+from singletable.errors import ExpressionError, TextEncodeError
 from singletable.keys.escaping import LONE_SURROGATE
 
 #: A surrogate as UTF-8 "surrogatepass" writes it (what marshal does with text).
@@ -31,6 +34,40 @@ _EXPRESSIONS = (
     "UpdateExpression",
     "ProjectionExpression",
 )
+
+
+#: DynamoDB's limit on one expression string, in UTF-8 bytes ("4 KB"; DynamoDB Local
+#: refuses 4,097).
+MAX_EXPRESSION_BYTES = 4096
+
+
+def check_request_expressions(action: str, params: Mapping[str, Any]) -> None:
+    """Refuse a request holding an expression longer than DynamoDB takes.
+
+    Raises:
+        ExpressionError: an expression of the request (or of one of its transaction's
+            items) is over `MAX_EXPRESSION_BYTES`; the message names it and its size.
+    """
+    _check_expressions(action, params, "")
+    for i, entry in enumerate(params.get("TransactItems") or ()):
+        for kind, request in entry.items():
+            _check_expressions(action, request, f"TransactItems[{i}].{kind}.")
+
+
+def _check_expressions(action: str, request: Mapping[str, Any], where: str) -> None:
+    for name in _EXPRESSIONS:
+        text = request.get(name)
+        # Four UTF-8 bytes a character at most: shorter text needs no encoding to pass.
+        if text is None or len(text) <= MAX_EXPRESSION_BYTES // 4:
+            continue
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_EXPRESSION_BYTES:
+            raise ExpressionError(
+                f"{action}: {where}{name} is {size:,} bytes; DynamoDB takes expressions of "
+                f"at most {MAX_EXPRESSION_BYTES:,} bytes (4 KB), so the request would be "
+                "refused whole: put fewer conditions, updates or projected attributes in "
+                "one request"
+            )
 
 
 def _is_lone(key: Any) -> bool:

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast, ove
 
 from pydantic import BaseModel
 
-from singletable.operations.limits import check_request_text
+from singletable.operations.limits import check_request_expressions, check_request_text
 from singletable.types import frozen_dataclass
 
 R = TypeVar("R")
@@ -44,7 +44,8 @@ class Call:
     """One DynamoDB API call: the boto3 client method name and its keyword arguments.
 
     Every request passes here before an executor sends it, so request-wide limits are
-    checked here (`check_request_text`: no string UTF-8 cannot encode).
+    checked here (`check_request_text`: no string UTF-8 cannot encode;
+    `check_request_expressions`: no expression over 4 KB).
     """
 
     action: str
@@ -87,6 +88,7 @@ class Call:
         assign(self, "decode_body", decode_body)
         if not text_checked:
             check_request_text(action, params)
+        check_request_expressions(action, params)
 
 
 @frozen_dataclass

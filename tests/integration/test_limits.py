@@ -175,3 +175,38 @@ def test_a_map_key_past_the_name_limit_is_refused_before_anything_is_sent(
     stored = Tagged(t="y", tags={"k" * 2_000: "v"}, data={"é" * 1_000: {"k": 1}})
     Tagged.put(stored).run(db)
     assert Tagged.get(t="y").run(db) == stored
+
+
+def test_an_expression_over_4_kb_is_refused_before_anything_is_sent(
+    dynamodb_client: Any, table_name: str
+) -> None:
+    # DynamoDB refuses a request whose expression is over 4 KB of text (moto takes it).
+    # Refused first, naming the expression, on every path: nothing is written, and the
+    # same condition a little shorter is sent and evaluated.
+    table = st.Table(table_name)
+
+    class Doc(st.Entity, table=table, pk="D#{d}", sk="DOC"):
+        d: str
+        meta: dict[str, int] = pydantic.Field(default_factory=dict)
+
+    def clauses(count: int) -> st.Condition:
+        return st.and_(*[Doc.f.meta[f"k{i:04d}"].not_exists() for i in range(count)])
+
+    db = connect(dynamodb_client)
+    db.create_table(table)
+    too_long = clauses(300)
+    assert len(Doc.put(Doc(d="x"), condition=too_long).params()["ConditionExpression"]) > 4096
+    writes: list[Callable[[], Any]] = [
+        lambda: Doc.put(Doc(d="x"), condition=too_long).run(db),
+        lambda: Doc.update(d="x").set(meta={"a": 1}).where(too_long).run(db),
+        lambda: db.execute(st.TransactWrite().put(Doc.put(Doc(d="x"), condition=too_long))),
+        lambda: Doc.scan().filter(too_long).all(db),
+    ]
+    for write in writes:
+        with pytest.raises(st.ExpressionError, match=r"ConditionExpression|FilterExpression"):
+            write()
+    assert Doc.scan().all(db) == []
+    fits = clauses(100)
+    assert len(Doc.put(Doc(d="y"), condition=fits).params()["ConditionExpression"]) < 4096
+    Doc.put(Doc(d="y"), condition=fits).run(db)
+    assert Doc.scan().filter(fits).all(db) == [Doc(d="y")]

@@ -10,6 +10,7 @@ The backend half is ``tests/integration/test_limits.py``.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timezone
 from typing import Any
 
@@ -311,3 +312,64 @@ def test_the_fast_request_checks_agree_with_the_plain_walk(value: Any) -> None:
     for request in (value, {"Item": value}):
         assert limits._walk_has_lone_surrogate(request) is expected
         assert limits._has_lone_surrogate(request) is expected
+
+
+# -- expression lengths -----------------------------------------------------------------
+
+_EXPRESSION_NAMES = (
+    "KeyConditionExpression",
+    "FilterExpression",
+    "ConditionExpression",
+    "UpdateExpression",
+    "ProjectionExpression",
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=hs.sampled_from(_EXPRESSION_NAMES),
+    char=hs.sampled_from(["a", "é", "€", "😀"]),
+    count=hs.integers(900, 4200),
+    in_transaction=hs.booleans(),
+)
+def test_an_expression_over_4_kb_of_utf8_is_refused_before_sending(
+    name: str, char: str, count: int, in_transaction: bool
+) -> None:
+    # Refused exactly when its UTF-8 text is over 4,096 bytes, at the top of the request
+    # or in any item of a transaction; the message names it and its size.
+    text = char * count
+    size = len(text.encode())
+    request = {"TableName": "t", name: text}
+    params: dict[str, Any] = (
+        {"TransactItems": [{"Put": {"TableName": "t"}}, {"Update": request}]}
+        if in_transaction
+        else request
+    )
+    action = "transact_write_items" if in_transaction else "query"
+    if size <= limits.MAX_EXPRESSION_BYTES:
+        Call(action, params)
+        return
+    where = f"TransactItems[1].Update.{name}" if in_transaction else name
+    with pytest.raises(
+        st.ExpressionError, match=rf"{action}: {re.escape(where)} is {size:,} bytes"
+    ):
+        Call(action, params)
+
+
+def test_long_conditions_and_filters_are_refused_on_every_path() -> None:
+    # Through the public builders: an expression the builder writes longer than 4 KB is
+    # refused before the call, whichever operation carries it (a transaction's too).
+    many = st.and_(*[Doc.f.meta[f"k{i:04d}"] == i for i in range(300)])
+    doc = Doc(d="a", name="n", n=1)
+    builds: list[Any] = [
+        lambda: Doc.put(doc, condition=many),
+        lambda: Doc.delete(d="a", name="n", n=1, condition=many),
+        lambda: Doc.query(d="a").filter(many),
+        lambda: Doc.update(d="a", name="n", n=1).set(body="b").where(many),
+        lambda: st.TransactWrite().put(Doc.put(doc, condition=many)),
+    ]
+    for build in builds:
+        with pytest.raises(
+            st.ExpressionError, match=r"bytes; DynamoDB takes expressions of at most 4,096"
+        ):
+            _run_params(build())

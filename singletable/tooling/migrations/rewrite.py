@@ -28,11 +28,9 @@ from singletable.model.table import Table
 from singletable.model.unique import UniqueConstraint
 from singletable.operations.common import key_ref
 from singletable.operations.guarded import GuardWrite, guard_writes
+from singletable.operations.limits import MAX_EXPRESSION_BYTES
 from singletable.tooling.migrations.snapshot import unique_forms
 from singletable.types import AttributeValue, Item
-
-#: DynamoDB's limit on the length of one expression (a condition, here).
-MAX_EXPRESSION = 4096
 
 #: A user transform: the stored item's values (plain Python, keyed by attribute name:
 #: fields are stored under their names) to the new model's field values.
@@ -217,10 +215,10 @@ class EntityRewrite:
         clauses = [key_ref(a) == av for a, av in sorted(item.items())]
         clauses += [key_ref(a).not_exists() for a in sorted(self.known - item.keys())]
         condition = and_(*clauses)
-        if len(render_condition(condition, Placeholders())) > MAX_EXPRESSION:
+        if len(render_condition(condition, Placeholders())) > MAX_EXPRESSION_BYTES:
             raise Unconvertible(
                 f"{len(item)} attributes make a condition longer than DynamoDB's "
-                f"{MAX_EXPRESSION}-byte limit; give {self.plan.label} a version_field so "
+                f"{MAX_EXPRESSION_BYTES}-byte limit; give {self.plan.label} a version_field so "
                 "the rewrite can check the version alone"
             )
         return condition

@@ -1,7 +1,8 @@
 """Request-wide limits checked on every call before it is sent.
 
 DynamoDB refuses a whole request whose expression (key condition, filter, condition,
-update, projection) is longer than 4 KB of UTF-8 (`check_request_expressions`).
+update, projection) is longer than 4 KB of UTF-8, or holds more than 300 operators
+(`check_request_expressions`).
 
 DynamoDB stores text as UTF-8, which cannot encode a lone surrogate (a code point in
 U+D800..U+DFFF that is not half of a pair; Python strings can hold one, e.g. from a
@@ -39,14 +40,42 @@ _EXPRESSIONS = (
 #: DynamoDB's limit on one expression string, in UTF-8 bytes ("4 KB"; DynamoDB Local
 #: refuses 4,097).
 MAX_EXPRESSION_BYTES = 4096
+#: DynamoDB's limit on the operators of one expression.
+MAX_EXPRESSION_OPERATORS = 300
+#: What DynamoDB Local 3.3.0 counts as an operator of a condition, filter or key
+#: condition (each measured at 300 taken, 301 refused): comparisons, AND, OR, NOT,
+#: BETWEEN (its own AND not counted), IN, and every function (attribute_exists,
+#: attribute_not_exists, attribute_type, begins_with, contains, size); parentheses do not
+#: count. Placeholders (``#n0``, ``:v0``) hold none of these.
+_CONDITION_OPERATOR = re.compile(
+    r"<>|<=|>=|[=<>]|\b(?:AND|OR|NOT|BETWEEN|IN)\b|\w\s*\(", re.IGNORECASE
+)
+_BETWEEN = re.compile(r"\bBETWEEN\b", re.IGNORECASE)
+#: In an update expression: ``+`` and ``-`` count, a SET's ``=`` and ADD do not. Its
+#: functions (if_not_exists, list_append) are not counted here: not measurable within
+#: 4 KB, so a count could only refuse what DynamoDB might take.
+_UPDATE_OPERATOR = re.compile(r"[+-]")
+
+
+def expression_operators(name: str, text: str) -> int:
+    """How many operators DynamoDB counts in the expression ``text`` of parameter ``name``.
+
+    The update expression's count is a lower bound (its functions are left out).
+    """
+    if name == "UpdateExpression":
+        return len(_UPDATE_OPERATOR.findall(text))
+    if name == "ProjectionExpression":
+        return 0
+    return len(_CONDITION_OPERATOR.findall(text)) - len(_BETWEEN.findall(text))
 
 
 def check_request_expressions(action: str, params: Mapping[str, Any]) -> None:
-    """Refuse a request holding an expression longer than DynamoDB takes.
+    """Refuse a request holding an expression longer or more complex than DynamoDB takes.
 
     Raises:
         ExpressionError: an expression of the request (or of one of its transaction's
-            items) is over `MAX_EXPRESSION_BYTES`; the message names it and its size.
+            items) is over `MAX_EXPRESSION_BYTES`, or holds more than
+            `MAX_EXPRESSION_OPERATORS` operators; the message names it and the figure.
     """
     _check_expressions(action, params, "")
     for i, entry in enumerate(params.get("TransactItems") or ()):
@@ -57,16 +86,27 @@ def check_request_expressions(action: str, params: Mapping[str, Any]) -> None:
 def _check_expressions(action: str, request: Mapping[str, Any], where: str) -> None:
     for name in _EXPRESSIONS:
         text = request.get(name)
-        # Four UTF-8 bytes a character at most: shorter text needs no encoding to pass.
-        if text is None or len(text) <= MAX_EXPRESSION_BYTES // 4:
+        # An operator is a character at least: shorter text holds no more than 300.
+        if text is None or len(text) <= MAX_EXPRESSION_OPERATORS:
             continue
-        size = len(text.encode("utf-8", "surrogatepass"))
+        # Four UTF-8 bytes a character at most: shorter text needs no encoding to pass.
+        size = len(text)
+        if size > MAX_EXPRESSION_BYTES // 4:
+            size = len(text.encode("utf-8", "surrogatepass"))
         if size > MAX_EXPRESSION_BYTES:
             raise ExpressionError(
                 f"{action}: {where}{name} is {size:,} bytes; DynamoDB takes expressions of "
                 f"at most {MAX_EXPRESSION_BYTES:,} bytes (4 KB), so the request would be "
                 "refused whole: put fewer conditions, updates or projected attributes in "
                 "one request"
+            )
+        operators = expression_operators(name, text)
+        if operators > MAX_EXPRESSION_OPERATORS:
+            raise ExpressionError(
+                f"{action}: {where}{name} holds {operators:,} operators; DynamoDB takes at "
+                f"most {MAX_EXPRESSION_OPERATORS} an expression (comparisons, AND, OR, NOT, "
+                "BETWEEN, IN and functions count), so the request would be refused whole: "
+                "put fewer conditions or updates in one request"
             )
 
 

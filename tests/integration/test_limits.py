@@ -8,11 +8,14 @@ so both backends behave the same and nothing is written.
 
 from __future__ import annotations
 
+import random
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pydantic
 import pytest
+from botocore.exceptions import ClientError
 
 import singletable as st
 from tests.integration._executors import connect
@@ -210,3 +213,60 @@ def test_an_expression_over_4_kb_is_refused_before_anything_is_sent(
     assert len(Doc.put(Doc(d="y"), condition=fits).params()["ConditionExpression"]) < 4096
     Doc.put(Doc(d="y"), condition=fits).run(db)
     assert Doc.scan().filter(fits).all(db) == [Doc(d="y")]
+
+
+def test_conditions_are_refused_exactly_where_dynamodb_counts_over_300_operators(
+    dynamodb_client: Any, table_name: str, backend_name: str
+) -> None:
+    # Mixed conditions near the limit, from the public builders. Each one the library
+    # refuses is sent raw as well: DynamoDB Local refuses it too (moto takes anything).
+    # Each one it sends is taken (evaluated, true or false), never refused for its size.
+    table = st.Table(table_name)
+
+    class Doc(st.Entity, table=table, pk="D#{d}", sk="DOC"):
+        d: str
+        n: int = 0
+        body: str = ""
+        tags: list[str] = pydantic.Field(default_factory=list)
+
+    leaves: list[Callable[[int], st.Condition]] = [
+        lambda i: Doc.f.n != i,
+        lambda i: Doc.f.n.between(i, i + 1),
+        lambda i: Doc.f.n.is_in(i, i + 1),
+        lambda i: Doc.f.body.begins_with(f"b{i}"),
+        lambda i: Doc.f.tags.contains(f"t{i}"),
+        lambda i: Doc.f.tags.size() > i,
+        lambda i: st.not_(Doc.f.n == i),
+    ]
+    db = connect(dynamodb_client)
+    db.create_table(table)
+    rng = random.Random(20261205)
+    bodies: dict[str, str] = {}  # what each case's item must hold at the end
+    for case in range(30):
+        count = rng.randint(60, 160)
+        clauses = [rng.choice(leaves)(i) for i in range(count)]
+        condition = (st.and_ if case % 2 else st.or_)(*clauses)
+        d = f"c{case}"
+        Doc.put(Doc(d=d, body="before", tags=["t1"])).run(db)  # (moto's size() needs one)
+        put = Doc.put(Doc(d=d, body="after"), condition=condition)
+        message = ""
+        bodies[d] = "before"
+        try:
+            put.run(db)
+            bodies[d] = "after"
+        except st.ExpressionError as exc:
+            message = str(exc)
+        except st.ConditionFailedError:
+            pass  # sent and evaluated: false
+        if not message:
+            continue
+        bodies[d] = "refused"
+        assert re.search(r"holds [\d,]+ operators|is [\d,]+ bytes", message), message
+        if backend_name == "dynamodb-local":
+            with pytest.raises(ClientError, match=r"too many operators|Expression size"):
+                dynamodb_client.put_item(**put.params())
+    outcomes = set(bodies.values())
+    assert "refused" in outcomes  # both sides of the limit were met
+    assert outcomes - {"refused"}
+    stored = {doc.d: doc.body for doc in Doc.scan().all(db)}
+    assert stored == {d: "before" if b == "refused" else b for d, b in bodies.items()}

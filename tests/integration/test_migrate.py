@@ -230,3 +230,29 @@ def test_cli_refuses_zero_segments(capsys: pytest.CaptureFixture[str]) -> None:
         main(["migrate", "singletable.examples:demo", "snap.json", "--max-wcu", "0"])
     assert exit_info.value.code == 2
     assert "--max-wcu: must be above 0, got 0" in capsys.readouterr().err
+
+
+def test_an_item_too_wide_for_one_condition_is_reported_not_sent(
+    dynamodb_client: DynamoDBClient, table_name: str
+) -> None:
+    # Without a version field the rewrite compares every stored attribute in its write's
+    # condition. An item of 160 attributes (its extra ones written by another program)
+    # would make one of over 300 operators, which DynamoDB refuses whole: the item is
+    # reported failed with the way out, and the others are rewritten.
+    db = connect(dynamodb_client)
+    table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
+    db.create_table(table_a)
+    for event in events(event_a):
+        event_a.put(event).run(db)
+    wide = events(event_a)[0].to_item()
+    wide.update({f"x{i}": {"N": "1"} for i in range(152)})
+    dynamodb_client.put_item(TableName=table_name, Item=wide)
+    before = st.load_snapshot(st.snapshot_json(table_a))
+    table_b, _ = model(table_name, sk="EVENT#{ts}#{seq}", width=8)
+    out = io.StringIO()
+    report = st.migrate(db, table_b, before, segments=2, out=out)
+    [stats] = report.rewrites.values()
+    assert (stats.rewritten, stats.failed) == (11, 1)
+    keys = raw_sort_keys(dynamodb_client, table_name)
+    assert sum(k.startswith("EVT#") for k in keys) == 1  # left where it was
+    assert re.search(r"operators, past DynamoDB's limits.*version_field", out.getvalue())

@@ -373,3 +373,103 @@ def test_long_conditions_and_filters_are_refused_on_every_path() -> None:
             st.ExpressionError, match=r"bytes; DynamoDB takes expressions of at most 4,096"
         ):
             _run_params(build())
+
+
+# -- expression operators ---------------------------------------------------------------
+
+
+@hs.composite
+def _condition_text(draw: hs.DrawFn, depth: int = 0) -> tuple[str, int]:
+    """A condition in the renderer's text forms, and its operators as DynamoDB counts them.
+
+    The counts are DynamoDB Local's, each measured at the 300/301 boundary: a comparison,
+    AND, OR, NOT, BETWEEN (its own AND not counted), IN and every function count one;
+    parentheses none.
+    """
+    n = draw(hs.integers(0, 99))
+    leaves = [
+        (f"#n{n} = :v{n}", 1),
+        (f"#n{n} <> :v{n}", 1),
+        (f"#n{n} <= :v{n}", 1),
+        (f"#n{n} > :v{n}", 1),
+        (f"#n{n} BETWEEN :v{n} AND :w{n}", 1),
+        (f"#n{n} IN (:v{n}, :w{n}, :x{n})", 1),
+        (f"attribute_not_exists (#n{n})", 1),
+        (f"attribute_exists (#n{n}.#n{n + 1}[2])", 1),
+        (f"begins_with (#n{n}, :v{n})", 1),
+        (f"contains (#n{n}, :v{n})", 1),
+        (f"attribute_type (#n{n}, :v{n})", 1),
+        (f"size (#n{n}) >= :v{n}", 2),
+    ]
+    kind = draw(hs.sampled_from(["leaf", "leaf", "and", "or", "not"] if depth < 3 else ["leaf"]))
+    if kind == "leaf":
+        return draw(hs.sampled_from(leaves))
+    if kind == "not":
+        text, count = draw(_condition_text(depth + 1))
+        return f"NOT ({text})", count + 1
+    parts = draw(hs.lists(_condition_text(depth + 1), min_size=2, max_size=4))
+    joiner = " AND " if kind == "and" else " OR "
+    text = joiner.join(f"({t})" for t, _ in parts)
+    return text, sum(c for _, c in parts) + len(parts) - 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    hs.lists(_condition_text(), min_size=1, max_size=60),
+    hs.sampled_from(["ConditionExpression", "FilterExpression", "KeyConditionExpression"]),
+)
+def test_condition_operators_are_counted_as_dynamodb_counts_them(
+    parts: list[tuple[str, int]], name: str
+) -> None:
+    text = " AND ".join(t for t, _ in parts)
+    expected = sum(c for _, c in parts) + len(parts) - 1
+    assert limits.expression_operators(name, text) == expected
+    params = {"TableName": "t", name: text}
+    if len(text) > limits.MAX_EXPRESSION_BYTES:
+        return  # refused for its length first
+    if expected > limits.MAX_EXPRESSION_OPERATORS:
+        with pytest.raises(st.ExpressionError, match=rf"{name} holds {expected:,} operators"):
+            Call("query", params)
+    else:
+        Call("query", params)
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [
+        ("SET #n0 = :v0, #n1 = :v1", 0),  # a SET's = does not count, nor ADD
+        ("SET #n0 = #n0 + :v0, #n1 = :v1 - #n2 ADD #n3 :v3", 2),
+        ("SET #n0 = if_not_exists (#n0, :v0) + :v1 REMOVE #n4", 1),
+    ],
+)
+def test_update_operators_count_arithmetic_only(text: str, count: int) -> None:
+    assert limits.expression_operators("UpdateExpression", text) == count
+
+
+def test_an_update_with_more_than_300_additions_is_refused() -> None:
+    many = "SET " + ", ".join("#a = #b+:v" if i == 0 else f"#a{i}=#b+:v" for i in range(301))
+    assert len(many) <= limits.MAX_EXPRESSION_BYTES
+    with pytest.raises(st.ExpressionError, match="UpdateExpression holds 301 operators"):
+        Call("update_item", {"TableName": "t", "UpdateExpression": many})
+    Call("update_item", {"TableName": "t", "UpdateExpression": many.rsplit(", ", 1)[0]})
+
+
+def test_conditions_over_300_operators_are_refused_on_every_path() -> None:
+    # 151 comparisons and their 150 ANDs: 301 operators in under 4 KB (an update adds its
+    # own existence check: 303).
+    many = st.and_(*[Doc.f.n != i for i in range(151)])
+    fits = st.and_(*[Doc.f.n != i for i in range(140)])
+    doc = Doc(d="a", name="n", n=1)
+    for condition, refused in ((many, True), (fits, False)):
+        builds: list[Any] = [
+            lambda c=condition: Doc.put(doc, condition=c),
+            lambda c=condition: Doc.query(d="a").filter(c),
+            lambda c=condition: Doc.update(d="a", name="n", n=1).set(body="b").where(c),
+            lambda c=condition: st.TransactWrite().put(Doc.put(doc, condition=c)),
+        ]
+        for build in builds:
+            if refused:
+                with pytest.raises(st.ExpressionError, match=r"holds 30[13] operators"):
+                    _run_params(build())
+            else:
+                _run_params(build())

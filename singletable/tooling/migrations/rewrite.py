@@ -28,7 +28,11 @@ from singletable.model.table import Table
 from singletable.model.unique import UniqueConstraint
 from singletable.operations.common import key_ref
 from singletable.operations.guarded import GuardWrite, guard_writes
-from singletable.operations.limits import MAX_EXPRESSION_BYTES
+from singletable.operations.limits import (
+    MAX_EXPRESSION_BYTES,
+    MAX_EXPRESSION_OPERATORS,
+    expression_operators,
+)
 from singletable.tooling.migrations.snapshot import unique_forms
 from singletable.types import AttributeValue, Item
 
@@ -215,11 +219,14 @@ class EntityRewrite:
         clauses = [key_ref(a) == av for a, av in sorted(item.items())]
         clauses += [key_ref(a).not_exists() for a in sorted(self.known - item.keys())]
         condition = and_(*clauses)
-        if len(render_condition(condition, Placeholders())) > MAX_EXPRESSION_BYTES:
+        text = render_condition(condition, Placeholders())
+        operators = expression_operators("ConditionExpression", text)
+        if len(text) > MAX_EXPRESSION_BYTES or operators > MAX_EXPRESSION_OPERATORS:
             raise Unconvertible(
-                f"{len(item)} attributes make a condition longer than DynamoDB's "
-                f"{MAX_EXPRESSION_BYTES}-byte limit; give {self.plan.label} a version_field so "
-                "the rewrite can check the version alone"
+                f"{len(item)} attributes make a condition of {len(text):,} bytes and "
+                f"{operators:,} operators, past DynamoDB's limits ({MAX_EXPRESSION_BYTES:,} "
+                f"bytes, {MAX_EXPRESSION_OPERATORS} operators); give {self.plan.label} a "
+                "version_field so the rewrite can check the version alone"
             )
         return condition
 

@@ -133,7 +133,10 @@ class StreamDecodeError(ItemDecodeError):
 
 
 class ExpressionError(SingleTableError, ValueError):
-    """A condition, filter, projection or update expression is malformed, or over 4 KB."""
+    """A condition, filter, projection or update expression is malformed, or past a limit.
+
+    DynamoDB's limits on one expression: 4 KB of text, 300 operators.
+    """
 
 
 class UnknownFieldError(ExpressionError, AttributeError):

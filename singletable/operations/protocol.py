@@ -45,7 +45,7 @@ class Call:
 
     Every request passes here before an executor sends it, so request-wide limits are
     checked here (`check_request_text`: no string UTF-8 cannot encode;
-    `check_request_expressions`: no expression over 4 KB).
+    `check_request_expressions`: no expression over 4 KB or 300 operators).
     """
 
     action: str

@@ -48,6 +48,7 @@ __all__ = [
     "counts_levels",
     "emit_attribute",
     "orjson_dumps",
+    "orjson_text",
 ]
 
 _NULL = {"NULL": True}
@@ -75,6 +76,16 @@ def orjson_dumps() -> Callable[[Any], bytes] | None:
         else:
             _orjson_dumps = dumps
     return _orjson_dumps
+
+
+def orjson_text(w: Writer, x: str, stdlib: str) -> str:
+    """Source of the text orjson writes for ``x`` (inside its quotes), or ``stdlib``.
+
+    For a date or a UUID, orjson's text is ``isoformat()``'s and ``str()``'s; ``stdlib``
+    (that call) is the source used where the ``lean`` extra is not installed.
+    """
+    dumps = orjson_dumps()
+    return stdlib if dumps is None else f"{w.ref(dumps, 'orjson_dumps')}({x})[1:-1].decode()"
 
 
 def _times(nbytes: int, count: str) -> str:

@@ -32,6 +32,7 @@ from singletable.attributes.fastpath import (
     GenericFast,
     Writer,
     orjson_dumps,
+    orjson_text,
 )
 from singletable.attributes.numbers import (
     FLOAT_FAST_HIGH,
@@ -397,11 +398,9 @@ class _TextFast(FastPath):
 
     def expression(self, w: Writer, x: str) -> Expr:
         guard = f"{x}.__class__ is {w.ref(self.cls, self.cls.__name__)}"
-        dumps = orjson_dumps()
         # orjson writes a datetime, a date and a UUID as their isoformat and str (between
         # JSON quotes), in C: 1,051 -> 282 ns a UTC datetime, 516 -> 175 ns a UUID, 195 ->
         # 134 ns a date (timeit; benchmarks/README.md, "Issue 24, round 16").
-        written = None if dumps is None else f"{w.ref(dumps, 'orjson_dumps')}({x})"
         if self.cls is _dt.datetime:
             # A value in UTC (whatever its tzinfo: pydantic parses "Z" as its own TzInfo)
             # or naive is stored as its isoformat, inline; any other offset goes to
@@ -409,11 +408,13 @@ class _TextFast(FastPath):
             # field-by-field encoder). `timezone.utc` is tested first, by identity.
             utc = w.ref(_dt.timezone.utc, "utc")
             iso = f"{x}.isoformat(timespec='microseconds')"
+            dumps = orjson_dumps()
             # orjson leaves the fraction out when the microsecond is zero.
+            written = None if dumps is None else f"{w.ref(dumps, 'orjson_dumps')}({x})"
             in_utc = (
                 iso
                 if written is None
-                else f"({written}[1:-1].decode() if {x}.microsecond "
+                else f"({orjson_text(w, x, iso)} if {x}.microsecond "
                 f"else {written}[1:20].decode() + '.000000+00:00')"
             )
             value = (
@@ -422,12 +423,10 @@ class _TextFast(FastPath):
             )
             return Expr(guard, "S", value, static=32)
         if self.cls is _dt.date:
-            text = f"{x}.isoformat()" if written is None else f"{written}[1:-1].decode()"
-            return Expr(guard, "S", text, static=10)
+            return Expr(guard, "S", orjson_text(w, x, f"{x}.isoformat()"), static=10)
         if self.cls is _dt.time:
             return Expr(guard + f" and {x}.tzinfo is None", "S", f"{x}.isoformat()", static=15)
-        text = f"str({x})" if written is None else f"{written}[1:-1].decode()"
-        return Expr(guard, "S", text, static=36)  # UUID
+        return Expr(guard, "S", orjson_text(w, x, f"str({x})"), static=36)  # UUID
 
     def decode(self, w: Writer, av: str, *, lax: bool = False) -> DecodeExpr | None:
         if self.cls is uuid.UUID:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Literal
 
-from singletable.attributes.fastpath import Writer, orjson_dumps
+from singletable.attributes.fastpath import Writer, orjson_dumps, orjson_text
 from singletable.errors import KeyDecodeError, KeyEncodeError, ModelDefinitionError
 from singletable.keys.codec_base import KeyCodec, type_error
 
@@ -203,12 +203,7 @@ class DateCodec(KeyCodec[_dt.date]):
     def fast_text(self, w: Writer, x: str) -> tuple[str, str]:
         """See `KeyCodec.fast_text`."""
         # Exactly a date: a datetime (a date subclass) is refused by `encode`.
-        dumps = orjson_dumps()
-        text = (
-            f"{x}.isoformat()"
-            if dumps is None
-            else f"{w.ref(dumps, 'orjson_dumps')}({x})[1:-1].decode()"
-        )
+        text = orjson_text(w, x, f"{x}.isoformat()")
         return f"{x}.__class__ is {w.ref(_dt.date, 'date')}", text
 
     def max_chars(self) -> int:

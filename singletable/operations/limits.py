@@ -57,6 +57,14 @@ _BETWEEN = re.compile(r"\bBETWEEN\b", re.IGNORECASE)
 _UPDATE_OPERATOR = re.compile(r"[+-]")
 
 
+def expression_size(text: str) -> int:
+    """An expression's size as DynamoDB measures it: its UTF-8 bytes."""
+    # Four UTF-8 bytes a character at most: shorter text needs no encoding to pass.
+    if len(text) <= MAX_EXPRESSION_BYTES // 4:
+        return len(text)
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def expression_operators(name: str, text: str) -> int:
     """How many operators DynamoDB counts in the expression ``text`` of parameter ``name``.
 
@@ -89,10 +97,7 @@ def _check_expressions(action: str, request: Mapping[str, Any], where: str) -> N
         # An operator is a character at least: shorter text holds no more than 300.
         if text is None or len(text) <= MAX_EXPRESSION_OPERATORS:
             continue
-        # Four UTF-8 bytes a character at most: shorter text needs no encoding to pass.
-        size = len(text)
-        if size > MAX_EXPRESSION_BYTES // 4:
-            size = len(text.encode("utf-8", "surrogatepass"))
+        size = expression_size(text)
         if size > MAX_EXPRESSION_BYTES:
             raise ExpressionError(
                 f"{action}: {where}{name} is {size:,} bytes; DynamoDB takes expressions of "

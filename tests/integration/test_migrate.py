@@ -49,14 +49,22 @@ def raw_sort_keys(client: DynamoDBClient, table_name: str) -> list[str]:
     return sorted(item["SK"]["S"] for item in items)
 
 
+def stocked(
+    client: DynamoDBClient, table_name: str, count: int = 12
+) -> tuple[st.Connection, st.Table, Any]:
+    """A connection, and the first model's table created holding its first ``count`` events."""
+    db = connect(client)
+    table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
+    db.create_table(table_a)
+    for event in events(event_a)[:count]:
+        event_a.put(event).run(db)
+    return db, table_a, event_a
+
+
 def test_key_template_change_is_migrated_end_to_end(
     dynamodb_client: DynamoDBClient, table_name: str, tmp_path: Path
 ) -> None:
-    db = connect(dynamodb_client)
-    table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
-    db.create_table(table_a)
-    for event in events(event_a):
-        event_a.put(event).run(db)
+    db, table_a, _ = stocked(dynamodb_client, table_name)
     before = st.load_snapshot(st.snapshot_json(table_a))
     table_b, event_b = model(table_name, sk="EVENT#{ts}#{seq}", width=8)
 
@@ -113,11 +121,7 @@ class FailingConnection(st.Connection):
 def test_interrupted_rewrite_resumes_from_the_checkpoint(
     dynamodb_client: DynamoDBClient, table_name: str, tmp_path: Path
 ) -> None:
-    db = connect(dynamodb_client)
-    table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
-    db.create_table(table_a)
-    for event in events(event_a):
-        event_a.put(event).run(db)
+    db, table_a, _ = stocked(dynamodb_client, table_name)
     before = st.load_snapshot(st.snapshot_json(table_a))
     table_b, event_b = model(table_name, sk="EVENT#{ts}#{seq}", width=8)
     checkpoint = tmp_path / "ckpt.json"
@@ -153,11 +157,7 @@ def test_interrupted_rewrite_resumes_from_the_checkpoint(
 def test_new_gsi_is_created_and_items_backfilled(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
-    db = connect(dynamodb_client)
-    table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
-    db.create_table(table_a)
-    for event in events(event_a)[:4]:
-        event_a.put(event).run(db)
+    db, table_a, _ = stocked(dynamodb_client, table_name, 4)
     before = st.load_snapshot(st.snapshot_json(table_a))
     table_b, event_b = model(table_name, sk="EVT#{ts}#{seq}", width=6, gsi=True)
 
@@ -180,11 +180,7 @@ def test_no_scan_segments_is_refused(
 ) -> None:
     # With no segment nothing is scanned: the run would report success and leave every
     # item under its old key.
-    db = connect(dynamodb_client)
-    table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
-    db.create_table(table_a)
-    for event in events(event_a)[:3]:
-        event_a.put(event).run(db)
+    db, table_a, _ = stocked(dynamodb_client, table_name, 3)
     before = st.load_snapshot(st.snapshot_json(table_a))
     table_b, _ = model(table_name, sk="EVENT#{ts}#{seq}", width=8)
     with pytest.raises(ValueError, match="segments"):
@@ -197,11 +193,7 @@ def test_checkpoint_of_another_migration_is_refused(
 ) -> None:
     # The second migration rewrites the same entity (same task name); a checkpoint left
     # by the first one says every segment is done, so it would skip every item.
-    db = connect(dynamodb_client)
-    table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
-    db.create_table(table_a)
-    for event in events(event_a)[:4]:
-        event_a.put(event).run(db)
+    db, table_a, _ = stocked(dynamodb_client, table_name, 4)
     snap_a = st.load_snapshot(st.snapshot_json(table_a))
     table_b, _ = model(table_name, sk="EVENT#{ts}#{seq}", width=6)
     checkpoint = tmp_path / "ckpt.json"
@@ -236,14 +228,10 @@ def test_an_item_too_wide_for_one_condition_is_reported_not_sent(
     dynamodb_client: DynamoDBClient, table_name: str
 ) -> None:
     # Without a version field the rewrite compares every stored attribute in its write's
-    # condition. An item of 160 attributes (its extra ones written by another program)
+    # condition. An item of over 150 attributes (its extras written by another program)
     # would make one of over 300 operators, which DynamoDB refuses whole: the item is
     # reported failed with the way out, and the others are rewritten.
-    db = connect(dynamodb_client)
-    table_a, event_a = model(table_name, sk="EVT#{ts}#{seq}", width=6)
-    db.create_table(table_a)
-    for event in events(event_a):
-        event_a.put(event).run(db)
+    db, table_a, event_a = stocked(dynamodb_client, table_name)
     wide = events(event_a)[0].to_item()
     wide.update({f"x{i}": {"N": "1"} for i in range(152)})
     dynamodb_client.put_item(TableName=table_name, Item=wide)

@@ -32,6 +32,7 @@ from singletable.operations.limits import (
     MAX_EXPRESSION_BYTES,
     MAX_EXPRESSION_OPERATORS,
     expression_operators,
+    expression_size,
 )
 from singletable.tooling.migrations.snapshot import unique_forms
 from singletable.types import AttributeValue, Item
@@ -220,10 +221,11 @@ class EntityRewrite:
         clauses += [key_ref(a).not_exists() for a in sorted(self.known - item.keys())]
         condition = and_(*clauses)
         text = render_condition(condition, Placeholders())
+        size = expression_size(text)
         operators = expression_operators("ConditionExpression", text)
-        if len(text) > MAX_EXPRESSION_BYTES or operators > MAX_EXPRESSION_OPERATORS:
+        if size > MAX_EXPRESSION_BYTES or operators > MAX_EXPRESSION_OPERATORS:
             raise Unconvertible(
-                f"{len(item)} attributes make a condition of {len(text):,} bytes and "
+                f"{len(item)} attributes make a condition of {size:,} bytes and "
                 f"{operators:,} operators, past DynamoDB's limits ({MAX_EXPRESSION_BYTES:,} "
                 f"bytes, {MAX_EXPRESSION_OPERATORS} operators); give {self.plan.label} a "
                 "version_field so the rewrite can check the version alone"
